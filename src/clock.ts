@@ -1,0 +1,51 @@
+// The one place that reads the wall clock. Everything that needs the time takes a Clock, so tests can
+// move time (a 44-hour retry ladder, a night of quiet hours) in milliseconds.
+
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** A clock that never moves by itself: for unit tests. */
+export interface ManualClock extends Clock {
+  set(ms: number): void;
+  advance(ms: number): void;
+}
+
+export function createManualClock(startMs = Date.parse('2026-01-15T10:00:00.000Z')): ManualClock {
+  let current = startMs;
+  return {
+    now: () => current,
+    set: (ms) => {
+      current = ms;
+    },
+    advance: (ms) => {
+      current += ms;
+    },
+  };
+}
+
+/** Real time plus an offset that only grows: the simulator's clock ("real time by default; tests move it forward"). */
+export interface OffsetClock extends Clock {
+  advance(ms: number): void;
+  offsetMs(): number;
+}
+
+export function createOffsetClock(base: Clock = systemClock, initialOffsetMs = 0): OffsetClock {
+  let offset = initialOffsetMs;
+  return {
+    now: () => base.now() + offset,
+    advance: (ms) => {
+      if (!Number.isFinite(ms) || ms < 0) throw new RangeError('the clock only moves forward');
+      offset += ms;
+    },
+    offsetMs: () => offset,
+  };
+}
+
+export const toIso = (ms: number): string => new Date(ms).toISOString();
+
+/** Resolves after `ms` of real time. Used by pollers; the decisions they make read the injected clock. */
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,188 @@
+// Every setting of emr-bridge, read from the environment (and a .env file) once at start-up and checked
+// with zod. This is the only module that reads process.env; everything else receives a Config.
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from './errors.ts';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int().min(min).max(max).default(def);
+const optionalUrl = z
+  .string()
+  .trim()
+  .transform((s) => (s === '' ? undefined : s.replace(/\/+$/, '')))
+  .pipe(z.url({ protocol: /^https?$/ }).optional())
+  .optional();
+const csv = z
+  .string()
+  .optional()
+  .transform((s) => (s ?? '').split(',').map((x) => x.trim()).filter(Boolean));
+
+const schema = z.object({
+  PORT: int(3000, 0, 65535),
+  DATA_DIR: z.string().default('./data'),
+  DATABASE_PATH: z.string().optional(),
+  SERVICE_BASE_URL: optionalUrl,
+  SERVICE_API_KEY: z.string().optional(),
+  SERVICE_KEY_ID: z.string().optional(),
+  SERVICE_SIGNING_SECRETS: csv,
+  SERVICE_TIMEOUT_MS: int(10_000, 100),
+  WEBHOOK_TOLERANCE_SECONDS: int(300, 1, 86_400),
+  WEBHOOK_MAX_BODY_BYTES: int(256 * 1024, 1024, 16 * 1024 * 1024),
+  FHIR_BASE_URL: optionalUrl,
+  FHIR_IDENTIFIER_SYSTEM: z.string().min(1).default('urn:emr-bridge:service'),
+  FHIR_TIMEOUT_MS: int(10_000, 100),
+  FHIR_LAB_REPORT_TYPE_CODES: csv.transform((v) => (v.length ? v : ['http://loinc.org|11502-2'])),
+  FHIR_PRESCRIPTION_TYPE_CODES: csv.transform((v) => (v.length ? v : ['http://loinc.org|57833-6'])),
+  ADMIN_TOKEN: z.string().optional(),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  PROCESSOR_MAX_ATTEMPTS: int(10, 1, 1000),
+  PROCESSOR_BACKOFF_BASE_MS: int(1_000, 1),
+  PROCESSOR_BACKOFF_MAX_MS: int(5 * 60_000, 1),
+  PROCESSOR_LEASE_MS: int(60_000, 1_000),
+  PROCESSOR_POLL_MS: int(200, 10),
+  PROCESSOR_CONCURRENCY: int(4, 1, 64),
+  RETENTION_BODY_DAYS: int(7, 1),
+  RETENTION_EVENT_ID_DAYS: int(30, 7),
+  PUSHER_SCAN_CRON: z.string().default('*/30 * * * * *'),
+  PUSHER_MAX_ATTEMPTS: int(12, 1, 1000),
+  PUSHER_BACKOFF_BASE_MS: int(2_000, 1),
+  PUSHER_BACKOFF_MAX_MS: int(10 * 60_000, 1),
+  PUSHER_HELD_POLL_SECONDS: int(300, 1),
+  SIMULATOR_DATABASE_PATH: z.string().optional(),
+});
+
+export type RawSettings = z.input<typeof schema>;
+
+export interface Config {
+  port: number;
+  dataDir: string;
+  databasePath: string;
+  /** Unset means: start the bundled simulator and wire it up. */
+  service: {
+    baseUrl?: string;
+    apiKey?: string;
+    keyId?: string;
+    signingSecrets: string[];
+    timeoutMs: number;
+  };
+  webhook: { toleranceSeconds: number; maxBodyBytes: number };
+  /** Unset baseUrl means: start the bundled FHIR server. */
+  fhir: {
+    baseUrl?: string;
+    identifierSystem: string;
+    timeoutMs: number;
+    labReportTypeCodes: string[];
+    prescriptionTypeCodes: string[];
+  };
+  adminToken?: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  processor: {
+    maxAttempts: number;
+    backoffBaseMs: number;
+    backoffMaxMs: number;
+    leaseMs: number;
+    pollMs: number;
+    concurrency: number;
+  };
+  retention: { bodyDays: number; eventIdDays: number };
+  pusher: {
+    scanCron: string;
+    maxAttempts: number;
+    backoffBaseMs: number;
+    backoffMaxMs: number;
+    heldPollSeconds: number;
+  };
+  simulator: { databasePath?: string };
+  /** True when nothing external is configured: `npm start` on a fresh machine. */
+  bundled: { service: boolean; fhir: boolean };
+}
+
+/** Parses settings; throws ConfigError naming every bad setting. Pure: give it any record of strings. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((i) => `${i.path.join('.') || '(settings)'}: ${i.message}`),
+    );
+  }
+  const s = parsed.data;
+  const problems: string[] = [];
+  if (s.SERVICE_BASE_URL) {
+    if (!s.SERVICE_API_KEY) problems.push('SERVICE_API_KEY: required when SERVICE_BASE_URL is set');
+    if (!s.SERVICE_KEY_ID) problems.push('SERVICE_KEY_ID: required when SERVICE_BASE_URL is set');
+    if (s.SERVICE_SIGNING_SECRETS.length === 0)
+      problems.push('SERVICE_SIGNING_SECRETS: at least one secret is required when SERVICE_BASE_URL is set');
+    if (!s.ADMIN_TOKEN || s.ADMIN_TOKEN.length < 16)
+      problems.push('ADMIN_TOKEN: required (at least 16 characters) when SERVICE_BASE_URL is set');
+  }
+  if (s.ADMIN_TOKEN !== undefined && s.ADMIN_TOKEN.length < 16)
+    problems.push('ADMIN_TOKEN: must be at least 16 characters');
+  if (s.PROCESSOR_BACKOFF_MAX_MS < s.PROCESSOR_BACKOFF_BASE_MS)
+    problems.push('PROCESSOR_BACKOFF_MAX_MS: must not be below PROCESSOR_BACKOFF_BASE_MS');
+  if (s.PUSHER_BACKOFF_MAX_MS < s.PUSHER_BACKOFF_BASE_MS)
+    problems.push('PUSHER_BACKOFF_MAX_MS: must not be below PUSHER_BACKOFF_BASE_MS');
+  if (problems.length) throw new ConfigError(problems);
+
+  const dataDir = resolve(s.DATA_DIR);
+  return {
+    port: s.PORT,
+    dataDir,
+    databasePath: s.DATABASE_PATH ? resolve(s.DATABASE_PATH) : join(dataDir, 'emr-bridge.db'),
+    service: {
+      ...(s.SERVICE_BASE_URL ? { baseUrl: s.SERVICE_BASE_URL } : {}),
+      ...(s.SERVICE_API_KEY ? { apiKey: s.SERVICE_API_KEY } : {}),
+      ...(s.SERVICE_KEY_ID ? { keyId: s.SERVICE_KEY_ID } : {}),
+      signingSecrets: s.SERVICE_SIGNING_SECRETS,
+      timeoutMs: s.SERVICE_TIMEOUT_MS,
+    },
+    webhook: { toleranceSeconds: s.WEBHOOK_TOLERANCE_SECONDS, maxBodyBytes: s.WEBHOOK_MAX_BODY_BYTES },
+    fhir: {
+      ...(s.FHIR_BASE_URL ? { baseUrl: s.FHIR_BASE_URL } : {}),
+      identifierSystem: s.FHIR_IDENTIFIER_SYSTEM,
+      timeoutMs: s.FHIR_TIMEOUT_MS,
+      labReportTypeCodes: s.FHIR_LAB_REPORT_TYPE_CODES,
+      prescriptionTypeCodes: s.FHIR_PRESCRIPTION_TYPE_CODES,
+    },
+    ...(s.ADMIN_TOKEN ? { adminToken: s.ADMIN_TOKEN } : {}),
+    logLevel: s.LOG_LEVEL,
+    processor: {
+      maxAttempts: s.PROCESSOR_MAX_ATTEMPTS,
+      backoffBaseMs: s.PROCESSOR_BACKOFF_BASE_MS,
+      backoffMaxMs: s.PROCESSOR_BACKOFF_MAX_MS,
+      leaseMs: s.PROCESSOR_LEASE_MS,
+      pollMs: s.PROCESSOR_POLL_MS,
+      concurrency: s.PROCESSOR_CONCURRENCY,
+    },
+    retention: { bodyDays: s.RETENTION_BODY_DAYS, eventIdDays: s.RETENTION_EVENT_ID_DAYS },
+    pusher: {
+      scanCron: s.PUSHER_SCAN_CRON,
+      maxAttempts: s.PUSHER_MAX_ATTEMPTS,
+      backoffBaseMs: s.PUSHER_BACKOFF_BASE_MS,
+      backoffMaxMs: s.PUSHER_BACKOFF_MAX_MS,
+      heldPollSeconds: s.PUSHER_HELD_POLL_SECONDS,
+    },
+    simulator: s.SIMULATOR_DATABASE_PATH ? { databasePath: resolve(s.SIMULATOR_DATABASE_PATH) } : {},
+    bundled: { service: !s.SERVICE_BASE_URL, fhir: !s.FHIR_BASE_URL },
+  };
+}
+
+/** Reads a .env file (KEY=value lines; # comments) without overriding what the environment already has. */
+export function readDotEnv(path: string): Record<string, string> {
+  if (!existsSync(path)) return {};
+  const out: Record<string, string> = {};
+  for (const line of readFileSync(path, 'utf8').split(/\r?\n/)) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (!m || line.trimStart().startsWith('#')) continue;
+    out[m[1]!] = m[2]!.replace(/^(['"])(.*)\1$/, '$2');
+  }
+  return out;
+}
+
+/** The process's settings: .env in the working directory, then the environment, then command-line overrides. */
+export function loadConfig(overrides: Record<string, string | undefined> = {}): Config {
+  const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
+  return parseConfig({ ...readDotEnv(resolve('.env')), ...process.env, ...defined });
+}

@@ -1,0 +1,48 @@
+// Applies numbered plain-SQL migrations (db/NNN_name.sql) in order, each in its own transaction, and
+// records each one in schema_migrations, the way graphile-worker does. Applied files must never change.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+
+const FILE = /^(\d{3,})_[\w-]+\.sql$/;
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export function readMigrations(dir: string): Migration[] {
+  const migrations = readdirSync(dir)
+    .filter((f) => FILE.test(f))
+    .map((name) => ({ version: Number(FILE.exec(name)![1]), name, sql: readFileSync(join(dir, name), 'utf8') }))
+    .sort((a, b) => a.version - b.version);
+  for (let i = 1; i < migrations.length; i++) {
+    if (migrations[i]!.version === migrations[i - 1]!.version)
+      throw new Error(`two migrations share version ${migrations[i]!.version} in ${dir}`);
+  }
+  return migrations;
+}
+
+/** Returns the names of the migrations it applied. */
+export function migrate(db: Database.Database, dir: string): string[] {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+  )`);
+  const applied = new Set(
+    db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[],
+  );
+  const record = db.prepare('INSERT INTO schema_migrations (version, name) VALUES (?, ?)');
+  const done: string[] = [];
+  for (const m of readMigrations(dir)) {
+    if (applied.has(m.version)) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      record.run(m.version, m.name);
+    }).immediate();
+    done.push(m.name);
+  }
+  return done;
+}

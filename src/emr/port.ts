@@ -1,0 +1,105 @@
+// The whole EMR side of emr-bridge as one interface. The processor and the pusher talk only to this;
+// the FHIR R4 adapter in ./fhir/ implements it. A fork for another EMR re-implements this one file's
+// interface in a folder of its own and changes the one line in src/runtime that constructs it.
+import type { DocumentStatus, DocumentType, Payment } from '../contract/events.ts';
+
+/** A record in the EMR: its own identifier (for FHIR, the resource's logical id). */
+export interface EmrRecord {
+  id: string;
+  /** True when this call created it; false when it already existed (found by the service's id). */
+  created: boolean;
+}
+
+export interface PatientInput {
+  serviceId: string;
+  name: string;
+  phone: string;
+}
+
+export interface PractitionerInput {
+  serviceId: string;
+  name: string;
+}
+
+export interface LocationInput {
+  serviceId: string;
+  name: string;
+}
+
+/** A complete current-state snapshot of an appointment, with its participants already in the EMR. */
+export interface AppointmentInput {
+  serviceId: string;
+  /** The service's status as received (Approved, Pending, ...); unknown values are kept by the adapter. */
+  status: string;
+  startsAt: string;
+  startsAtLocal?: string;
+  mode: string;
+  token: string;
+  notes: string;
+  payment: Payment;
+  patientId: string;
+  practitionerId: string;
+  locationId: string;
+  /** occurredAt of the event this snapshot came from. */
+  occurredAt: string;
+}
+
+/** A document waiting in the EMR to go to a patient. */
+export interface EmrDocument {
+  /** The EMR's id of the document (FHIR: DocumentReference id). Used as the service externalId. */
+  id: string;
+  /** Changes whenever the document changes (FHIR: meta.versionId). */
+  version: string;
+  documentType: DocumentType;
+  label: string;
+  filename: string;
+  mimeType?: string;
+  content: { base64: string } | { url: string };
+  patient: {
+    id: string;
+    /** The patient's id at the service, when the EMR record carries one. */
+    serviceId?: string;
+    name?: string;
+    phone?: string;
+  };
+  doctorPhone?: string;
+  meta?: Record<string, unknown>;
+  lastUpdated: string;
+}
+
+export interface DocumentChanges {
+  documents: EmrDocument[];
+  /** Pass back on the next call to get only what changed after these. */
+  watermark: string;
+}
+
+/** What became of a document, written back to the EMR. REJECTED: refused before it left (local checks). */
+export interface DocumentOutcome {
+  documentId: string;
+  documentType: DocumentType;
+  status: DocumentStatus | 'REJECTED';
+  statusReason?: string;
+  serviceId?: string;
+  releaseAfter?: string;
+  sentAt?: string;
+  occurredAt: string;
+}
+
+export interface EmrPort {
+  /** Finds the record carrying the service's id, or creates it. Never makes two for one serviceId. */
+  ensurePatient(input: PatientInput): Promise<EmrRecord>;
+  ensurePractitioner(input: PractitionerInput): Promise<EmrRecord>;
+  ensureLocation(input: LocationInput): Promise<EmrRecord>;
+  ensureAppointment(input: AppointmentInput): Promise<EmrRecord>;
+  /** Applies a full snapshot to an existing appointment. */
+  updateAppointment(id: string, input: AppointmentInput): Promise<void>;
+  /** Documents for patients created or changed after the watermark (undefined: from the beginning). */
+  listDocumentsChangedSince(watermark: string | undefined): Promise<DocumentChanges>;
+  /** Fetches a document's bytes when its content is a URL the service cannot reach. */
+  readDocumentBytes(doc: EmrDocument): Promise<Uint8Array>;
+  /** Records the document's latest status in the EMR. Idempotent: the same outcome twice changes nothing. */
+  recordDocumentOutcome(outcome: DocumentOutcome): Promise<void>;
+  /** Throws when the EMR cannot be reached: used by readiness. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,74 @@
+// The few error classes of emr-bridge. Each has a stable `code`, an HTTP status and whether a retry can
+// help; the HTTP error middleware turns them into {"error": {"code", "message"}} and nothing more.
+
+export interface AppErrorOptions {
+  code: string;
+  status: number;
+  message: string;
+  retryable?: boolean;
+  /** Dotted path of the offending request field, where there is one. */
+  field?: string;
+  cause?: unknown;
+}
+
+export class AppError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly retryable: boolean;
+  readonly field?: string;
+
+  constructor(opts: AppErrorOptions) {
+    super(opts.message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = new.target.name;
+    this.code = opts.code;
+    this.status = opts.status;
+    this.retryable = opts.retryable ?? false;
+    if (opts.field !== undefined) this.field = opts.field;
+  }
+}
+
+/** Bad input from a caller: 400, never retryable. */
+export class ValidationError extends AppError {
+  constructor(message: string, field?: string, code = 'invalid_request') {
+    super({ code, status: 400, message, ...(field === undefined ? {} : { field }) });
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(message = 'missing or invalid credentials') {
+    super({ code: 'unauthorized', status: 401, message });
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message = 'not found') {
+    super({ code: 'not_found', status: 404, message });
+  }
+}
+
+/** A dependency (database, EMR, service) cannot take the work now; the caller should try again. */
+export class UnavailableError extends AppError {
+  constructor(message: string, cause?: unknown, code = 'unavailable') {
+    super({ code, status: 503, message, retryable: true, cause });
+  }
+}
+
+/** A setting is missing or malformed: start-up stops with this. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const isRetryable = (err: unknown): boolean => err instanceof AppError && err.retryable;
+
+/** A short, log-safe description of any thrown value: class and code, never a payload. */
+export function describeError(err: unknown): { type: string; code?: string; message: string } {
+  if (err instanceof AppError) return { type: err.name, code: err.code, message: err.message };
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return { type: err.name, ...(typeof code === 'string' ? { code } : {}), message: err.message };
+  }
+  return { type: typeof err, message: String(err) };
+}

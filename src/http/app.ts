@@ -1,0 +1,71 @@
+// createApp builds the adapter's Koa app without listening: tests drive app.callback() through
+// supertest, and only the CLI listens. Routes: the webhook receiver, health, readiness, metrics, and the
+// admin API (each part contributes a router, all behind ADMIN_TOKEN).
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import { adminAuth } from './admin-auth.ts';
+import { errorMiddleware } from './error-middleware.ts';
+
+export interface ReadinessCheck {
+  name: string;
+  /** Throws (or returns false) when not ready. */
+  check(): boolean | Promise<boolean>;
+}
+
+export interface AppDeps {
+  logger: Logger;
+  metrics: Metrics;
+  /** Routers served as they are (the webhook receiver). */
+  routers: Router[];
+  /** Routers mounted under /admin, behind the admin token. */
+  adminRouters: Router[];
+  adminToken: string | undefined;
+  readiness: ReadinessCheck[];
+}
+
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa();
+  app.proxy = false;
+  app.silent = true;
+  app.use(errorMiddleware(deps.logger));
+
+  const root = new Router();
+  root.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  root.get('/readyz', async (ctx) => {
+    const results: Record<string, 'ok' | 'failing'> = {};
+    for (const r of deps.readiness) {
+      let ok = false;
+      try {
+        ok = (await r.check()) !== false;
+      } catch {
+        ok = false;
+      }
+      results[r.name] = ok ? 'ok' : 'failing';
+    }
+    const ready = Object.values(results).every((v) => v === 'ok');
+    ctx.status = ready ? 200 : 503;
+    ctx.body = { status: ready ? 'ready' : 'not_ready', checks: results };
+  });
+  root.get('/metrics', async (ctx) => {
+    ctx.type = deps.metrics.registry.contentType;
+    ctx.body = await deps.metrics.registry.metrics();
+  });
+  app.use(root.routes()).use(root.allowedMethods());
+
+  for (const r of deps.routers) app.use(r.routes()).use(r.allowedMethods());
+
+  const admin = new Router({ prefix: '/admin' });
+  admin.use(adminAuth(deps.adminToken));
+  for (const r of deps.adminRouters) admin.use(r.routes(), r.allowedMethods());
+  // Unknown admin paths still need the token, so the admin surface cannot be probed without it.
+  admin.all('/{*rest}', (ctx) => {
+    ctx.status = 404;
+    ctx.body = { error: { code: 'not_found', message: 'no such admin route' } };
+  });
+  app.use(admin.routes()).use(admin.allowedMethods());
+  return app;
+}

@@ -1,0 +1,53 @@
+// Prometheus metrics of one adapter instance, on a registry of its own (no global default registry,
+// so two adapters in one test process do not collide). Parts register further metrics on `registry`.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface Metrics {
+  registry: Registry;
+  eventsReceived: Counter<'event_type' | 'duplicate'>;
+  eventsRejected: Counter<'reason'>;
+  ackLatency: Histogram<never>;
+  /** Set the function that reads the inbox depth when scraped. */
+  setInboxDepthSource(read: () => number): void;
+}
+
+export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (opts.defaultMetrics) collectDefaultMetrics({ register: registry });
+  let readDepth: () => number = () => 0;
+  const eventsReceived = new Counter({
+    name: 'emr_bridge_webhook_events_received_total',
+    help: 'Verified webhook deliveries acknowledged, by event type and whether the eventId was already stored.',
+    labelNames: ['event_type', 'duplicate'] as const,
+    registers: [registry],
+  });
+  const eventsRejected = new Counter({
+    name: 'emr_bridge_webhook_events_rejected_total',
+    help: 'Webhook deliveries refused, by reason (signature failures, oversize bodies, inbox unavailable).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const ackLatency = new Histogram({
+    name: 'emr_bridge_webhook_ack_seconds',
+    help: 'Time from the start of a webhook request to its acknowledgement, durable write included.',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'emr_bridge_inbox_depth',
+    help: 'Stored events not yet applied, discarded or dead-lettered.',
+    registers: [registry],
+    collect() {
+      this.set(readDepth());
+    },
+  });
+  return {
+    registry,
+    eventsReceived,
+    eventsRejected,
+    ackLatency,
+    setInboxDepthSource: (read) => {
+      readDepth = read;
+    },
+  };
+}

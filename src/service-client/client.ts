@@ -1,0 +1,117 @@
+// The adapter's client for the service's integration API (/integration/v1/): documents and mappings.
+// One undici Agent with timeouts and keep-alive; every answer other than success becomes a
+// ServiceCallError that says whether a retry can help.
+import { Agent, request, type Dispatcher } from 'undici';
+import type { Clock } from '../clock.ts';
+import { authorizationHeader, IDEMPOTENT_REPLAYED_HEADER, type MappingEntityType } from '../contract/api.ts';
+import {
+  DOCUMENT_PATHS,
+  documentEnvelopeSchema,
+  type DocumentRequest,
+  type DocumentResource,
+} from '../contract/documents.ts';
+import type { DocumentType } from '../contract/events.ts';
+import { classifyStatus, parseRetryAfter, ServiceCallError } from './errors.ts';
+
+export interface ServiceClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  timeoutMs: number;
+  clock: Clock;
+  /** For tests; by default the client owns an Agent and closes it in close(). */
+  dispatcher?: Dispatcher;
+}
+
+export interface PostDocumentResult {
+  httpStatus: number;
+  /** True when the service answered with the first response for an externalId it had seen. */
+  replayed: boolean;
+  resource: DocumentResource;
+}
+
+export interface ServiceClient {
+  postDocument(type: DocumentType, body: DocumentRequest): Promise<PostDocumentResult>;
+  /** undefined when the service does not know the externalId (404). */
+  getDocument(externalId: string): Promise<DocumentResource | undefined>;
+  putMapping(entityType: MappingEntityType, serviceId: string, externalId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createServiceClient(opts: ServiceClientOptions): ServiceClient {
+  const ownAgent = opts.dispatcher
+    ? undefined
+    : new Agent({
+        connections: 16,
+        keepAliveTimeout: 30_000,
+        headersTimeout: opts.timeoutMs,
+        bodyTimeout: opts.timeoutMs,
+        connect: { timeout: Math.min(opts.timeoutMs, 5_000) },
+      });
+  const dispatcher = opts.dispatcher ?? ownAgent!;
+  const base = opts.baseUrl.replace(/\/+$/, '');
+
+  async function call(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown) {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(`${base}/integration/v1/${path}`, {
+        method,
+        dispatcher,
+        headersTimeout: opts.timeoutMs,
+        bodyTimeout: opts.timeoutMs,
+        headers: {
+          authorization: authorizationHeader(opts.apiKey),
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (cause) {
+      const code = (cause as { code?: string }).code ?? 'network_error';
+      throw new ServiceCallError(
+        { code: 'service_unreachable', message: `no answer from the service (${code})`, retryable: true, cause },
+      );
+    }
+    let parsed: unknown;
+    try {
+      const text = await res.body.text();
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch (cause) {
+      if (res.statusCode < 300)
+        throw new ServiceCallError({ code: 'bad_response', message: 'service answered with a body that is not JSON', retryable: true, cause }, res.statusCode);
+    }
+    return { status: res.statusCode, headers: res.headers, body: parsed };
+  }
+
+  function fail(res: { status: number; headers: Record<string, string | string[] | undefined>; body: unknown }): never {
+    throw classifyStatus(res.status, res.body, parseRetryAfter(res.headers['retry-after'], opts.clock.now()));
+  }
+
+  function envelope(res: { status: number; body: unknown }): DocumentResource {
+    const parsed = documentEnvelopeSchema.safeParse(res.body);
+    if (!parsed.success)
+      throw new ServiceCallError({ code: 'bad_response', message: 'service answered with an unexpected document shape', retryable: true }, res.status);
+    return parsed.data.resource;
+  }
+
+  return {
+    async postDocument(type, body) {
+      const res = await call('POST', DOCUMENT_PATHS[type], body);
+      if (res.status !== 200 && res.status !== 201) fail(res);
+      const replayed = String(res.headers[IDEMPOTENT_REPLAYED_HEADER] ?? '') === 'true';
+      return { httpStatus: res.status, replayed, resource: envelope(res) };
+    },
+    async getDocument(externalId) {
+      const res = await call('GET', `documents/${encodeURIComponent(externalId)}`);
+      if (res.status === 404) return undefined;
+      if (res.status !== 200) fail(res);
+      return envelope(res);
+    },
+    async putMapping(entityType, serviceId, externalId) {
+      const res = await call('PUT', `mappings/${entityType}/${encodeURIComponent(serviceId)}`, { externalId });
+      if (res.status !== 200) fail(res);
+    },
+    async close() {
+      await ownAgent?.close();
+    },
+  };
+}

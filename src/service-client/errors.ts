@@ -1,0 +1,39 @@
+// How a failed call to the service is classified: network trouble, timeouts, 5xx and 429 can pass and are
+// retried; any other 4xx is permanent and carries the service's own error code.
+import { AppError } from '../errors.ts';
+
+export class ServiceCallError extends AppError {
+  constructor(
+    opts: { code: string; message: string; retryable: boolean; field?: string; cause?: unknown },
+    /** The service's HTTP status; undefined when no answer came (network, timeout). */
+    readonly httpStatus?: number,
+    /** From Retry-After on a 429 or 503. */
+    readonly retryAfterMs?: number,
+  ) {
+    super({ ...opts, status: 502 });
+  }
+}
+
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (!v) return undefined;
+  if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+}
+
+export function classifyStatus(
+  httpStatus: number,
+  body: unknown,
+  retryAfterMs: number | undefined,
+): ServiceCallError {
+  const err = (body as { error?: { code?: unknown; message?: unknown; field?: unknown } } | undefined)?.error;
+  const code = typeof err?.code === 'string' ? err.code : `http_${httpStatus}`;
+  const message = typeof err?.message === 'string' ? err.message : `service answered ${httpStatus}`;
+  const retryable = httpStatus >= 500 || httpStatus === 429 || httpStatus === 408;
+  return new ServiceCallError(
+    { code, message, retryable, ...(typeof err?.field === 'string' ? { field: err.field } : {}) },
+    httpStatus,
+    retryAfterMs,
+  );
+}

@@ -1,0 +1,90 @@
+// The webhook signature scheme of the service interface, in one module: the receiver verifies with it
+// and the bundled simulator signs with it.
+//   X-Service-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body bytes)> [v1=... ...]
+// Verification works on the raw bytes as received (never a re-serialised object), compares lengths
+// first and then in constant time, and fails with one error class whose `reason` says why.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export const SIGNATURE_PREFIX = 'v1=';
+
+export const HEADERS = {
+  key: 'x-service-key',
+  timestamp: 'x-service-timestamp',
+  signature: 'x-service-signature',
+  eventId: 'x-service-event-id',
+  eventType: 'x-service-event-type',
+  attempt: 'x-service-delivery-attempt',
+} as const;
+
+export type VerificationFailure =
+  | 'missing_header'
+  | 'unknown_key'
+  | 'bad_timestamp'
+  | 'timestamp_out_of_tolerance'
+  | 'bad_signature';
+
+export class WebhookVerificationError extends Error {
+  constructor(readonly reason: VerificationFailure, message: string) {
+    super(message);
+    this.name = 'WebhookVerificationError';
+  }
+}
+
+function hmacHex(secret: string, timestamp: string, body: Uint8Array): string {
+  return createHmac('sha256', secret).update(timestamp).update('.').update(body).digest('hex');
+}
+
+/** One `v1=...` value for one secret. */
+export function computeSignature(secret: string, timestamp: string, body: Uint8Array): string {
+  return SIGNATURE_PREFIX + hmacHex(secret, timestamp, body);
+}
+
+/** The header value for every active secret (several during a rotation), space-separated. */
+export function signatureHeader(secrets: readonly string[], timestamp: string, body: Uint8Array): string {
+  return secrets.map((s) => computeSignature(s, timestamp, body)).join(' ');
+}
+
+function constantTimeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  if (x.length !== y.length) return false;
+  return timingSafeEqual(x, y);
+}
+
+export interface VerifyInput {
+  body: Uint8Array;
+  /** Header lookup, case-insensitive (Node lower-cases incoming header names). */
+  headers: Record<string, string | string[] | undefined>;
+  secrets: readonly string[];
+  keyId: string;
+  toleranceSeconds: number;
+  nowMs: number;
+}
+
+function header(headers: VerifyInput['headers'], name: string): string | undefined {
+  const v = headers[name] ?? headers[name.toLowerCase()];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Throws WebhookVerificationError unless the delivery is authentic and fresh. */
+export function verifyWebhook(input: VerifyInput): void {
+  const key = header(input.headers, HEADERS.key);
+  const ts = header(input.headers, HEADERS.timestamp);
+  const sig = header(input.headers, HEADERS.signature);
+  if (!key || !ts || !sig) throw new WebhookVerificationError('missing_header', 'a signature header is missing');
+  if (!constantTimeEqual(key, input.keyId)) throw new WebhookVerificationError('unknown_key', 'unknown key id');
+  if (!/^\d{1,12}$/.test(ts)) throw new WebhookVerificationError('bad_timestamp', 'timestamp is not Unix seconds');
+  // Whole seconds on both sides, so exactly ±tolerance passes and one second more fails.
+  const ageSeconds = Math.floor(input.nowMs / 1000) - Number(ts);
+  if (Math.abs(ageSeconds) > input.toleranceSeconds)
+    throw new WebhookVerificationError('timestamp_out_of_tolerance', 'timestamp outside the accepted window');
+
+  const offered = sig.split(' ').filter((s) => s.startsWith(SIGNATURE_PREFIX));
+  let matched = false;
+  for (const secret of input.secrets) {
+    const expected = computeSignature(secret, ts, input.body);
+    // Every candidate is compared, so the time taken does not tell which one matched.
+    for (const candidate of offered) if (constantTimeEqual(candidate, expected)) matched = true;
+  }
+  if (!matched) throw new WebhookVerificationError('bad_signature', 'signature does not match');
+}

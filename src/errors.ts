@@ -35,8 +35,8 @@ export class ValidationError extends AppError {
 }
 
 export class UnauthorizedError extends AppError {
-  constructor(message = 'missing or invalid credentials') {
-    super({ code: 'unauthorized', status: 401, message });
+  constructor(message = 'missing or invalid credentials', code = 'unauthorized') {
+    super({ code, status: 401, message });
   }
 }
 

@@ -1,0 +1,87 @@
+// POST /webhooks/service: raw bytes first (with a size limit), then the signature, then the durable
+// inbox, then 2xx. Nothing is parsed or processed here; the processor does that in the background.
+import Router from '@koa/router';
+import getRawBody from 'raw-body';
+import type { Clock } from '../clock.ts';
+import { AppError, UnauthorizedError } from '../errors.ts';
+import type { Inbox } from '../inbox/inbox.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import { verifyWebhook, WebhookVerificationError } from '../signature/webhook-signature.ts';
+import { identifyEvent, keptHeaders } from './event-identity.ts';
+
+export const WEBHOOK_PATH = '/webhooks/service';
+
+export interface ReceiverDeps {
+  inbox: Inbox;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+  keyId: string;
+  /** Read on every request, so a secret rotation can swap the list without a restart. */
+  secrets: () => readonly string[];
+  toleranceSeconds: number;
+  maxBodyBytes: number;
+}
+
+class PayloadTooLargeError extends AppError {
+  constructor(limit: number) {
+    super({ code: 'payload_too_large', status: 413, message: `body larger than ${limit} bytes` });
+  }
+}
+
+async function readBody(req: import('node:http').IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw new PayloadTooLargeError(limit);
+  try {
+    return await getRawBody(req, { limit });
+  } catch (err) {
+    if ((err as { type?: string }).type === 'entity.too.large') throw new PayloadTooLargeError(limit);
+    throw err;
+  }
+}
+
+export function createReceiverRouter(deps: ReceiverDeps): Router {
+  const router = new Router();
+  router.post(WEBHOOK_PATH, async (ctx) => {
+    const stopTimer = deps.metrics.ackLatency.startTimer();
+    let body: Buffer;
+    try {
+      body = await readBody(ctx.req, deps.maxBodyBytes);
+    } catch (err) {
+      deps.metrics.eventsRejected.inc({ reason: err instanceof PayloadTooLargeError ? 'too_large' : 'unreadable' });
+      throw err;
+    }
+    try {
+      verifyWebhook({
+        body,
+        headers: ctx.req.headers,
+        secrets: deps.secrets(),
+        keyId: deps.keyId,
+        toleranceSeconds: deps.toleranceSeconds,
+        nowMs: deps.clock.now(),
+      });
+    } catch (err) {
+      if (!(err instanceof WebhookVerificationError)) throw err;
+      deps.metrics.eventsRejected.inc({ reason: err.reason });
+      deps.logger.warn({ reason: err.reason }, 'webhook rejected');
+      // One answer for every verification failure: the caller learns nothing about which check failed.
+      throw new UnauthorizedError('signature verification failed', 'invalid_signature');
+    }
+
+    const { eventId, eventType } = identifyEvent(body, ctx.req.headers);
+    let result;
+    try {
+      result = await deps.inbox.store({ eventId, eventType, headers: keptHeaders(ctx.req.headers), body });
+    } catch (err) {
+      deps.metrics.eventsRejected.inc({ reason: 'inbox_unavailable' });
+      throw err;
+    }
+    deps.metrics.eventsReceived.inc({ event_type: eventType, duplicate: String(result.duplicate) });
+    deps.logger.debug({ eventId, eventType, duplicate: result.duplicate }, 'webhook stored');
+    ctx.status = 200;
+    ctx.body = { received: true, duplicate: result.duplicate };
+    stopTimer();
+  });
+  return router;
+}

@@ -4,4 +4,7 @@ import { register } from 'tsx/esm/api';
 
 register();
 const { main } = await import('../src/cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+const code = await main(process.argv.slice(2));
+process.exitCode = code;
+// Everything is closed by now; this only guards against a stray handle keeping a stopped server alive.
+setTimeout(() => process.exit(code), 3000).unref();

@@ -22,6 +22,7 @@ const csv = z
 
 const schema = z.object({
   PORT: int(3000, 0, 65535),
+  HOST: z.string().min(1).default('127.0.0.1'),
   DATA_DIR: z.string().default('./data'),
   DATABASE_PATH: z.string().optional(),
   SERVICE_BASE_URL: optionalUrl,
@@ -58,6 +59,8 @@ export type RawSettings = z.input<typeof schema>;
 
 export interface Config {
   port: number;
+  /** Interface to bind; 127.0.0.1 by default, 0.0.0.0 in the container image. */
+  host: string;
   dataDir: string;
   databasePath: string;
   /** Unset means: start the bundled simulator and wire it up. */
@@ -129,6 +132,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const dataDir = resolve(s.DATA_DIR);
   return {
     port: s.PORT,
+    host: s.HOST,
     dataDir,
     databasePath: s.DATABASE_PATH ? resolve(s.DATABASE_PATH) : join(dataDir, 'emr-bridge.db'),
     service: {

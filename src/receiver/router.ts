@@ -17,8 +17,8 @@ export interface ReceiverDeps {
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
-  keyId: string;
-  /** Read on every request, so a secret rotation can swap the list without a restart. */
+  /** Read on every request, so a rotation (or zero-configuration set-up) can change them without a restart. */
+  keyId: () => string;
   secrets: () => readonly string[];
   toleranceSeconds: number;
   maxBodyBytes: number;
@@ -57,7 +57,7 @@ export function createReceiverRouter(deps: ReceiverDeps): Router {
         body,
         headers: ctx.req.headers,
         secrets: deps.secrets(),
-        keyId: deps.keyId,
+        keyId: deps.keyId(),
         toleranceSeconds: deps.toleranceSeconds,
         nowMs: deps.clock.now(),
       });

@@ -108,9 +108,10 @@ describe('POST /webhooks/service', () => {
   });
 
   it('answers 503, never 2xx, when the database is read-only', async () => {
-    f.close();
+    await f.close();
     const rw = receiverFixture();
     const path = rw.db.name;
+    await rw.inbox.close();
     rw.db.close();
     f = receiverFixture({ db: openDatabase({ path, migrationsDir: ADAPTER_MIGRATIONS, readonly: true }) });
     const res = await post(signedWebhook(f.clock.now(), { secrets: [TEST_SECRET] }));
@@ -119,7 +120,7 @@ describe('POST /webhooks/service', () => {
     expect(JSON.stringify(res.body)).not.toMatch(/SQLITE|readonly/i);
     const ready = await request(f.app.callback()).get('/readyz');
     expect(ready.status).toBe(503);
-    rw.close();
+    await rw.close();
   });
 });
 

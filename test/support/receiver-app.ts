@@ -21,7 +21,7 @@ export interface ReceiverFixture {
   clock: ManualClock;
   inbox: Inbox;
   metrics: Metrics;
-  close(): void;
+  close(): Promise<void>;
 }
 
 export function receiverFixture(opts: { db?: Db; logger?: Logger; maxBodyBytes?: number } = {}): ReceiverFixture {
@@ -37,7 +37,7 @@ export function receiverFixture(opts: { db?: Db; logger?: Logger; maxBodyBytes?:
     clock,
     logger,
     metrics,
-    keyId: TEST_KEY_ID,
+    keyId: () => TEST_KEY_ID,
     secrets: () => [TEST_SECRET],
     toleranceSeconds: 300,
     maxBodyBytes: opts.maxBodyBytes ?? 256 * 1024,
@@ -57,7 +57,8 @@ export function receiverFixture(opts: { db?: Db; logger?: Logger; maxBodyBytes?:
     clock,
     inbox,
     metrics,
-    close() {
+    async close() {
+      await inbox.close();
       if (db.open) db.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -1,0 +1,201 @@
+// The composition root: builds every part of the adapter from a Config and runs it. The CLI's `serve`
+// and the end-to-end tests call startAdapter; nothing else constructs parts, so a fork swaps a part here.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Clock } from '../clock.ts';
+import { systemClock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { openDatabase } from '../database/open.ts';
+import { createFhirEmr } from '../emr/fhir/index.ts';
+import type { EmrPort } from '../emr/port.ts';
+import { createApp } from '../http/app.ts';
+import { createInbox } from '../inbox/inbox.ts';
+import type { Logger } from '../logger.ts';
+import { createMetrics } from '../metrics/metrics.ts';
+import { ADAPTER_MIGRATIONS } from '../paths.ts';
+import { createProcessor, createProcessorAdminRouter } from '../processor/index.ts';
+import { createDocumentEventSink, createPusher, createPusherAdminRouter } from '../pusher/index.ts';
+import { createReceiverRouter, WEBHOOK_PATH } from '../receiver/router.ts';
+import { createServiceClient } from '../service-client/client.ts';
+import { startBundledServices, type BundledServices } from './bundled.ts';
+
+export interface StartAdapterOptions {
+  config: Config;
+  logger: Logger;
+  clock?: Clock;
+  /** Replaces the EMR port built from the config (tests, benchmarks, forks). */
+  emr?: EmrPort;
+}
+
+export interface RunningAdapter {
+  /** The adapter's own base URL (receiver and admin API). */
+  url: string;
+  webhookUrl: string;
+  adminToken: string;
+  keyId: string;
+  signingSecrets: string[];
+  /** The service the adapter talks to (the bundled simulator's URL in zero-configuration mode). */
+  serviceUrl: string;
+  fhirBaseUrl?: string;
+  /** Bundled mode only: the simulator clinic set up for the adapter. */
+  clinicId?: string;
+  /** Stops taking work, finishes what is in flight, closes the database and the bundled servers. */
+  close(): Promise<void>;
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAdapter> {
+  const { config, logger } = opts;
+  const clock = opts.clock ?? systemClock;
+  const bundled: BundledServices | undefined =
+    config.bundled.service || config.bundled.fhir ? await startBundledServices(config, logger) : undefined;
+  const adminToken = config.adminToken ?? bundled!.adminToken;
+  const fhirBaseUrl = config.fhir.baseUrl ?? bundled?.fhirBaseUrl;
+
+  const db = openDatabase({ path: config.databasePath, migrationsDir: ADAPTER_MIGRATIONS });
+  const metrics = createMetrics({ defaultMetrics: true });
+  const inbox = createInbox({ db, clock, logger });
+
+  // The receiver reads credentials through this holder: in bundled mode they exist only once the
+  // subscription is made, which needs the adapter's address first.
+  const credentials = {
+    keyId: config.service.keyId ?? '',
+    secrets: config.service.signingSecrets,
+    apiKey: config.service.apiKey ?? '',
+    serviceUrl: config.service.baseUrl ?? bundled?.serviceUrl ?? '',
+  };
+
+  const emr =
+    opts.emr ??
+    createFhirEmr({
+      baseUrl: fhirBaseUrl!,
+      identifierSystem: config.fhir.identifierSystem,
+      timeoutMs: config.fhir.timeoutMs,
+      labReportTypeCodes: config.fhir.labReportTypeCodes,
+      prescriptionTypeCodes: config.fhir.prescriptionTypeCodes,
+      clock,
+      logger: logger.child({ component: 'emr' }),
+    });
+
+  let serviceClient: ReturnType<typeof createServiceClient> | undefined;
+  const lazyClient = {
+    // Built on first use, once bundled provisioning has issued the key.
+    get: () => (serviceClient ??= createServiceClient({ baseUrl: credentials.serviceUrl, apiKey: credentials.apiKey, timeoutMs: config.service.timeoutMs, clock })),
+  };
+  const clientFacade = {
+    postDocument: (...a: Parameters<ReturnType<typeof createServiceClient>['postDocument']>) => lazyClient.get().postDocument(...a),
+    getDocument: (externalId: string) => lazyClient.get().getDocument(externalId),
+    putMapping: (...a: Parameters<ReturnType<typeof createServiceClient>['putMapping']>) => lazyClient.get().putMapping(...a),
+    close: async () => serviceClient?.close(),
+  };
+
+  const documentEvents = createDocumentEventSink({ db, clock, logger: logger.child({ component: 'pusher' }), emr });
+  const processor = createProcessor({
+    db,
+    clock,
+    logger: logger.child({ component: 'processor' }),
+    emr,
+    serviceClient: clientFacade,
+    documentEvents,
+    config,
+    metrics,
+  });
+  const pusher = createPusher({
+    db,
+    clock,
+    logger: logger.child({ component: 'pusher' }),
+    emr,
+    serviceClient: clientFacade,
+    config,
+    metrics,
+  });
+  metrics.setInboxDepthSource(() => processor.depth());
+
+  let workersRunning = false;
+  const app = createApp({
+    logger,
+    metrics,
+    routers: [
+      createReceiverRouter({
+        inbox,
+        clock,
+        logger: logger.child({ component: 'receiver' }),
+        metrics,
+        keyId: () => credentials.keyId,
+        secrets: () => credentials.secrets,
+        toleranceSeconds: config.webhook.toleranceSeconds,
+        maxBodyBytes: config.webhook.maxBodyBytes,
+      }),
+    ],
+    adminRouters: [
+      createProcessorAdminRouter({ db, clock, logger: logger.child({ component: 'admin' }) }),
+      createPusherAdminRouter({ db, clock, logger: logger.child({ component: 'admin' }), pusher }),
+    ],
+    adminToken,
+    readiness: [
+      { name: 'database', check: () => inbox.isWritable() },
+      { name: 'workers', check: () => workersRunning },
+    ],
+  });
+
+  const server = createServer(app.callback());
+  server.keepAliveTimeout = 5_000;
+  const port = await listen(server, config.port, config.host);
+  const url = `http://127.0.0.1:${port}`;
+  const webhookUrl = `${url}${WEBHOOK_PATH}`;
+
+  let clinicId: string | undefined;
+  if (config.bundled.service) {
+    const c = await bundled!.provision(webhookUrl);
+    Object.assign(credentials, { keyId: c.keyId, secrets: [c.signingSecret], apiKey: c.apiKey });
+    clinicId = c.clinicId;
+  }
+
+  processor.start();
+  pusher.start();
+  workersRunning = true;
+  logger.info({ url, bundledService: config.bundled.service, bundledFhir: config.bundled.fhir }, 'adapter started');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    webhookUrl,
+    adminToken,
+    get keyId() {
+      return credentials.keyId;
+    },
+    get signingSecrets() {
+      return [...credentials.secrets];
+    },
+    serviceUrl: credentials.serviceUrl,
+    ...(fhirBaseUrl ? { fhirBaseUrl } : {}),
+    ...(clinicId ? { clinicId } : {}),
+    close() {
+      closing ??= (async () => {
+        workersRunning = false;
+        // Stop accepting first; requests already inside finish and their batch commits.
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await closed;
+        await inbox.close();
+        await processor.stop();
+        await pusher.stop();
+        await clientFacade.close();
+        await emr.close();
+        db.close();
+        await bundled?.close();
+        logger.info('adapter stopped');
+      })();
+      return closing;
+    },
+  };
+}

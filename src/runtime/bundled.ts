@@ -1,0 +1,111 @@
+// Zero-configuration mode: when no service or no EMR is configured, start the bundled simulator and/or
+// the bundled FHIR server in this process, and set up a clinic, a key and a subscription to the adapter
+// on the simulator. What was set up is kept in <DATA_DIR>/bundled.json so a restart reuses it.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import type { Config } from '../config.ts';
+import { EVENT_TYPES } from '../contract/events.ts';
+import { startFhirServer } from '../fhir-server/server.ts';
+import type { Logger } from '../logger.ts';
+import { startSimulatorServer } from '../simulator/server.ts';
+
+export interface BundledCredentials {
+  clinicId: string;
+  apiKey: string;
+  subscriptionId: string;
+  keyId: string;
+  signingSecret: string;
+  webhookUrl: string;
+}
+
+interface BundledState {
+  adminToken: string;
+  credentials?: BundledCredentials;
+}
+
+export interface BundledServices {
+  serviceUrl?: string;
+  fhirBaseUrl?: string;
+  /** Generated once and kept, when ADMIN_TOKEN is not set. */
+  adminToken: string;
+  /** Creates (or reuses) the clinic, key and subscription that point the simulator at the adapter. */
+  provision(webhookUrl: string): Promise<BundledCredentials>;
+  close(): Promise<void>;
+}
+
+const nextPort = (port: number, offset: number) => (port === 0 ? 0 : port + offset);
+
+async function control<T>(baseUrl: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await request(`${baseUrl}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
+export async function startBundledServices(config: Config, logger: Logger): Promise<BundledServices> {
+  mkdirSync(config.dataDir, { recursive: true });
+  const statePath = join(config.dataDir, 'bundled.json');
+  const state: BundledState = existsSync(statePath)
+    ? (JSON.parse(readFileSync(statePath, 'utf8')) as BundledState)
+    : { adminToken: randomBytes(18).toString('base64url') };
+  const save = () => writeFileSync(statePath, JSON.stringify(state, null, 2), { mode: 0o600 });
+  save();
+
+  const simulator = config.bundled.service
+    ? await startSimulatorServer({
+        port: nextPort(config.port, 1),
+        host: '127.0.0.1',
+        dbPath: config.simulator.databasePath ?? join(config.dataDir, 'simulator.db'),
+        logger: logger.child({ component: 'simulator' }),
+      })
+    : undefined;
+  const fhir = config.bundled.fhir
+    ? await startFhirServer({
+        port: nextPort(config.port, 2),
+        host: '127.0.0.1',
+        dataFile: join(config.dataDir, 'fhir.jsonl'),
+        logger: logger.child({ component: 'fhir-server' }),
+      })
+    : undefined;
+
+  async function provision(webhookUrl: string): Promise<BundledCredentials> {
+    if (!simulator) throw new Error('provisioning needs the bundled simulator');
+    const known = state.credentials;
+    if (known && known.webhookUrl === webhookUrl) {
+      const found = await control(simulator.url, 'GET', `/_sim/subscriptions/${encodeURIComponent(known.subscriptionId)}`);
+      if (found.status === 200) return known;
+    }
+    const clinic = known
+      ? { clinicId: known.clinicId, apiKey: known.apiKey }
+      : await (async () => {
+          const c = await control<{ clinicId: string }>(simulator.url, 'POST', '/_sim/clinics', {});
+          const k = await control<{ key: string }>(simulator.url, 'POST', '/_sim/keys', { clinicId: c.body.clinicId, mode: 'live' });
+          return { clinicId: c.body.clinicId, apiKey: k.body.key };
+        })();
+    const sub = await control<{ id: string; keyId: string; signingSecret: string }>(simulator.url, 'POST', '/_sim/subscriptions', {
+      clinicId: clinic.clinicId,
+      url: webhookUrl,
+      eventTypes: [...EVENT_TYPES],
+    });
+    if (sub.status >= 300) throw new Error(`the bundled simulator refused the subscription (${sub.status})`);
+    state.credentials = { ...clinic, subscriptionId: sub.body.id, keyId: sub.body.keyId, signingSecret: sub.body.signingSecret, webhookUrl };
+    save();
+    return state.credentials;
+  }
+
+  return {
+    ...(simulator ? { serviceUrl: simulator.url } : {}),
+    ...(fhir ? { fhirBaseUrl: fhir.baseUrl } : {}),
+    adminToken: state.adminToken,
+    provision,
+    async close() {
+      await simulator?.close();
+      await fhir?.close();
+    },
+  };
+}

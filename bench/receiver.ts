@@ -10,7 +10,14 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startChild } from '../test/support/child.ts';
 import { appointmentEventBody, signedWebhook } from '../test/support/webhooks.ts';
+import { readFileSync } from 'node:fs';
 import { runLoad, type LoadResult } from './support/load.ts';
+
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
 
 const CONCURRENCY = 50;
 const REQUESTS = 20_000;
@@ -23,13 +30,14 @@ function body1500(): Record<string, unknown> {
   return b;
 }
 
-async function measure(script: string, args: string[], onAck?: (eventId: string) => void): Promise<LoadResult> {
+async function measure(script: string, args: string[], onAck?: (eventId: string) => void): Promise<LoadResult & { cpuUsPerRequest: number }> {
   const child = await startChild(['bin/run-ts.js', script, ...args]);
   try {
     const eventIds: string[] = [];
     // Warm-up: connections, JIT, the database file.
     await runLoad({ url: child.url, path: '/webhooks/service', concurrency: CONCURRENCY, requests: 1_000, maxSeconds: 5, build: () => signedWebhook(Date.now(), { body: body1500() }), ...(onAck ? { onOk: () => undefined } : {}) });
-    return await runLoad({
+    const cpu0 = cpuSeconds(child.proc.pid!);
+    const result = await runLoad({
       url: child.url,
       path: '/webhooks/service',
       concurrency: CONCURRENCY,
@@ -42,6 +50,7 @@ async function measure(script: string, args: string[], onAck?: (eventId: string)
       },
       onOk: (i) => onAck?.(eventIds[i]!),
     });
+    return { ...result, cpuUsPerRequest: ((cpuSeconds(child.proc.pid!) - cpu0) * 1e6) / result.ok };
   } finally {
     await child.stop('SIGTERM');
   }
@@ -62,11 +71,12 @@ export async function benchReceiver(): Promise<{ rows: Record<string, string | n
 
     const ratio = receiver.rps / bare.rps;
     const ok = ratio >= 0.5 && receiver.p99ms < 25 && missing === 0;
-    const row = (name: string, r: LoadResult) => ({
+    const row = (name: string, r: LoadResult & { cpuUsPerRequest: number }) => ({
       server: name,
       'requests/s': Math.round(r.rps),
       'p50 ms': r.p50ms.toFixed(2),
       'p99 ms': r.p99ms.toFixed(2),
+      'server CPU µs/req': Math.round(r.cpuUsPerRequest),
       acknowledged: r.ok,
       errors: r.errors,
     });
@@ -80,6 +90,7 @@ export async function benchReceiver(): Promise<{ rows: Record<string, string | n
           'requests/s': ratio.toFixed(2),
           'p50 ms': '',
           'p99 ms': `target < 25`,
+          'server CPU µs/req': '',
           acknowledged: `missing from inbox: ${missing}`,
           errors: ok ? 'PASS' : 'FAIL',
         },

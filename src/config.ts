@@ -105,7 +105,9 @@ export interface Config {
 
 /** Parses settings; throws ConfigError naming every bad setting. Pure: give it any record of strings. */
 export function parseConfig(env: Record<string, string | undefined>): Config {
-  const parsed = schema.safeParse(env);
+  // An empty value means unset, as in `SERVICE_BASE_URL= npm start`.
+  const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
+  const parsed = schema.safeParse(given);
   if (!parsed.success) {
     throw new ConfigError(
       parsed.error.issues.map((i) => `${i.path.join('.') || '(settings)'}: ${i.message}`),

@@ -1,6 +1,8 @@
-// Which eventId and eventType a stored delivery is filed under. The body's values win (they are covered
-// by the signature); the headers are the fallback; a body that is not JSON still gets a stable id (a
-// hash of its bytes), so it is stored once, acknowledged, and later dead-lettered by the processor.
+// Which eventId and eventType a stored delivery is filed under. The interface sends both in headers on
+// every delivery, so those are used as they are and the body is not parsed on the request path (the
+// processor parses it, and dead-letters an event whose body disagrees with its headers). Without the
+// headers the body's values are used; a body that is not JSON still gets a stable id (a hash of its
+// bytes), so it is stored once, acknowledged, and later dead-lettered by the processor.
 import { createHash } from 'node:crypto';
 import { HEADERS } from '../signature/webhook-signature.ts';
 
@@ -16,6 +18,9 @@ function text(v: unknown): string | undefined {
 }
 
 export function identifyEvent(body: Buffer, headers: Record<string, string | string[] | undefined>): EventIdentity {
+  const header = (name: string) => text(Array.isArray(headers[name]) ? headers[name][0] : headers[name]);
+  const fromHeaders = { eventId: header(HEADERS.eventId), eventType: header(HEADERS.eventType) };
+  if (fromHeaders.eventId && fromHeaders.eventType) return fromHeaders as EventIdentity;
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
@@ -23,13 +28,9 @@ export function identifyEvent(body: Buffer, headers: Record<string, string | str
     parsed = undefined;
   }
   const obj = parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
-  const header = (name: string) => text(Array.isArray(headers[name]) ? headers[name][0] : headers[name]);
   return {
-    eventId:
-      text(obj.eventId) ??
-      header(HEADERS.eventId) ??
-      `sha256:${createHash('sha256').update(body).digest('hex')}`,
-    eventType: text(obj.eventType) ?? header(HEADERS.eventType) ?? 'unknown',
+    eventId: fromHeaders.eventId ?? text(obj.eventId) ?? `sha256:${createHash('sha256').update(body).digest('hex')}`,
+    eventType: fromHeaders.eventType ?? text(obj.eventType) ?? 'unknown',
   };
 }
 

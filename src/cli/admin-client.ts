@@ -1,0 +1,37 @@
+// The CLI's way into a running adapter: its admin API over HTTP, with ADMIN_TOKEN. Commands that change
+// state go through the adapter rather than the database file, so they respect its leases and ordering.
+import { request } from 'undici';
+import type { Config } from '../config.ts';
+import { UsageError } from './args.ts';
+
+export interface AdminClient {
+  call<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }>;
+}
+
+export function adminClientFrom(config: Config, adminUrl: string | undefined, adminToken: string | undefined): AdminClient {
+  const base = (adminUrl ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, '');
+  const token = adminToken ?? config.adminToken;
+  if (!token) throw new UsageError('ADMIN_TOKEN (or --admin-token) is required to reach the admin API');
+  return {
+    async call(method, path, body) {
+      const res = await request(`${base}/admin${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await res.body.text();
+      return { status: res.statusCode, body: (text ? JSON.parse(text) : undefined) as never };
+    },
+  };
+}
+
+/** Prints an admin answer: the JSON on success, the error's code and message otherwise. */
+export function report(res: { status: number; body: unknown }, out: (s: string) => void): number {
+  if (res.status >= 200 && res.status < 300) {
+    out(JSON.stringify(res.body, null, 2));
+    return 0;
+  }
+  const err = (res.body as { error?: { code?: string; message?: string } } | undefined)?.error;
+  out(`error ${res.status}: ${err?.code ?? 'unknown'}: ${err?.message ?? ''}`);
+  return 1;
+}

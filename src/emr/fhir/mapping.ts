@@ -1,0 +1,73 @@
+// How the service's records become FHIR R4 resources (docs/fhir-mapping.md is the table of this file).
+// Every record carries identifier {system: FHIR_IDENTIFIER_SYSTEM, value: serviceId}; what FHIR has no
+// element for (mode, token, payment, the service's raw status) goes in extensions under EXT.
+import type { Appointment as FhirAppointment, Extension, Location, Patient, Practitioner } from '@medplum/fhirtypes';
+import type { AppointmentInput, LocationInput, PatientInput, PractitionerInput } from '../port.ts';
+
+export const EXT = 'https://emr-bridge.dev/fhir/StructureDefinition';
+
+/** Service appointment status → FHIR Appointment.status. */
+export const APPOINTMENT_STATUS: Record<string, FhirAppointment['status']> = {
+  Approved: 'booked',
+  Pending: 'pending',
+  Cancelled: 'cancelled',
+  Completed: 'fulfilled',
+  NoShow: 'noshow',
+};
+/** An unknown service status is kept in the service-status extension; FHIR gets this placeholder. */
+export const UNKNOWN_STATUS_FALLBACK: FhirAppointment['status'] = 'proposed';
+
+const identifier = (system: string, serviceId: string) => [{ system, value: serviceId }];
+
+export function patientResource(system: string, p: PatientInput): Patient {
+  return {
+    resourceType: 'Patient',
+    identifier: identifier(system, p.serviceId),
+    name: [{ text: p.name }],
+    telecom: p.phone ? [{ system: 'phone', value: p.phone, use: 'mobile' }] : [],
+  };
+}
+
+export function practitionerResource(system: string, d: PractitionerInput): Practitioner {
+  return { resourceType: 'Practitioner', identifier: identifier(system, d.serviceId), name: [{ text: d.name }] };
+}
+
+export function locationResource(system: string, l: LocationInput): Location {
+  return { resourceType: 'Location', identifier: identifier(system, l.serviceId), name: l.name, status: 'active' };
+}
+
+export function appointmentResource(system: string, a: AppointmentInput): FhirAppointment {
+  const known = APPOINTMENT_STATUS[a.status];
+  const extension: Extension[] = [
+    { url: `${EXT}/service-status`, valueString: a.status },
+    { url: `${EXT}/appointment-mode`, valueString: a.mode },
+    { url: `${EXT}/queue-token`, valueString: a.token },
+    { url: `${EXT}/snapshot-occurred-at`, valueInstant: a.occurredAt },
+    {
+      url: `${EXT}/payment`,
+      extension: [
+        { url: 'type', valueString: a.payment.type },
+        { url: 'amountPaid', valueDecimal: a.payment.amountPaid },
+        { url: 'balanceDue', valueDecimal: a.payment.balanceDue },
+        { url: 'currency', valueCode: a.payment.currency },
+        { url: 'payAtClinic', valueBoolean: a.payment.payAtClinic },
+      ],
+    },
+  ];
+  if (a.startsAtLocal) extension.push({ url: `${EXT}/starts-at-local`, valueString: a.startsAtLocal });
+  return {
+    resourceType: 'Appointment',
+    identifier: identifier(system, a.serviceId),
+    status: known ?? UNKNOWN_STATUS_FALLBACK,
+    start: a.startsAt,
+    ...(a.notes ? { comment: a.notes } : {}),
+    extension,
+    participant: [
+      { actor: { reference: `Patient/${a.patientId}` }, status: 'accepted' },
+      { actor: { reference: `Practitioner/${a.practitionerId}` }, status: 'accepted' },
+      { actor: { reference: `Location/${a.locationId}` }, status: 'accepted' },
+    ],
+  };
+}
+
+export const isKnownStatus = (status: string): boolean => status in APPOINTMENT_STATUS;

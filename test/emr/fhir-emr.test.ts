@@ -1,0 +1,135 @@
+// The FHIR EmrPort against the real bundled FHIR server: one record per serviceId however often (or
+// concurrently) it is claimed, status mapping with unknown values kept, snapshots applied, documents
+// found by type and watermark, outcomes recorded once, and the retryable/permanent split of failures.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createManualClock } from '../../src/clock.ts';
+import { createFhirHttp } from '../../src/emr/fhir/http.ts';
+import { createFhirEmr } from '../../src/emr/fhir/index.ts';
+import type { AppointmentInput, EmrPort } from '../../src/emr/port.ts';
+import { AppError } from '../../src/errors.ts';
+import { startFhirServer, type RunningFhirServer } from '../../src/fhir-server/server.ts';
+import { silentLogger } from '../../src/logger.ts';
+
+const SYSTEM = 'urn:emr-bridge:service';
+let fhir: RunningFhirServer;
+let emr: EmrPort;
+
+const emrFor = (baseUrl: string, timeoutMs = 5_000) =>
+  createFhirEmr({
+    baseUrl,
+    identifierSystem: SYSTEM,
+    timeoutMs,
+    labReportTypeCodes: ['http://loinc.org|11502-2'],
+    prescriptionTypeCodes: ['http://loinc.org|57833-6'],
+    clock: createManualClock(),
+    logger: silentLogger(),
+  });
+
+beforeAll(async () => {
+  fhir = await startFhirServer({ logger: silentLogger() });
+  emr = emrFor(fhir.baseUrl);
+});
+afterAll(async () => {
+  await emr.close();
+  await fhir.close();
+});
+
+const get = async <T>(path: string) => (await (await fetch(`${fhir.baseUrl}/${path}`)).json()) as T;
+
+async function appointmentInput(overrides: Partial<AppointmentInput> = {}): Promise<AppointmentInput> {
+  const patient = await emr.ensurePatient({ serviceId: 'pat_a', name: 'Test Patient', phone: '+15550000001' });
+  const doctor = await emr.ensurePractitioner({ serviceId: 'doc_a', name: 'Dr Test' });
+  const location = await emr.ensureLocation({ serviceId: 'loc_a', name: 'Room 1' });
+  return {
+    serviceId: 'apt_a',
+    status: 'Approved',
+    startsAt: '2026-02-01T09:00:00.000Z',
+    startsAtLocal: '2026-02-01T10:00:00.000+01:00',
+    mode: 'Offline',
+    token: 'A-1',
+    notes: 'note',
+    payment: { type: 'Partial', amountPaid: 10, balanceDue: 5, currency: 'EUR', payAtClinic: true },
+    patientId: patient.id,
+    practitionerId: doctor.id,
+    locationId: location.id,
+    occurredAt: '2026-01-15T10:00:00.000Z',
+    ...overrides,
+  };
+}
+
+describe('createFhirEmr', () => {
+  it('creates one Patient per serviceId, even when claimed concurrently and again later', async () => {
+    const input = { serviceId: 'pat_concurrent', name: 'Test Patient', phone: '+15550000009' };
+    const results = await Promise.all([emr.ensurePatient(input), emr.ensurePatient(input)]);
+    const again = await emr.ensurePatient(input);
+    expect(new Set([...results, again].map((r) => r.id)).size).toBe(1);
+    expect(again.created).toBe(false);
+    const bundle = await get<{ total: number }>(`Patient?identifier=${SYSTEM}|pat_concurrent`);
+    expect(bundle.total).toBe(1);
+  });
+
+  it('maps appointment statuses and keeps an unknown one in an extension', async () => {
+    const apt = await emr.ensureAppointment(await appointmentInput());
+    let stored = await get<{ status: string; extension: { url: string; valueString?: string }[]; participant: unknown[] }>(`Appointment/${apt.id}`);
+    expect(stored.status).toBe('booked');
+    expect(stored.participant).toHaveLength(3);
+    await emr.updateAppointment(apt.id, await appointmentInput({ status: 'Tentative', startsAt: '2026-02-02T09:00:00.000Z' }));
+    stored = await get(`Appointment/${apt.id}`);
+    expect(stored.status).toBe('proposed');
+    expect(stored.extension.find((e) => e.url.endsWith('/service-status'))?.valueString).toBe('Tentative');
+    for (const [service, fhirStatus] of [['Cancelled', 'cancelled'], ['Completed', 'fulfilled'], ['NoShow', 'noshow'], ['Pending', 'pending']]) {
+      await emr.updateAppointment(apt.id, await appointmentInput({ status: service! }));
+      expect((await get<{ status: string }>(`Appointment/${apt.id}`)).status).toBe(fhirStatus);
+    }
+  });
+
+  it('lists lab reports and prescriptions changed since a watermark, with their patient', async () => {
+    const patient = await emr.ensurePatient({ serviceId: 'pat_doc', name: 'Doc Patient', phone: '+15550000010' });
+    const post = (code: string, title: string) =>
+      fetch(`${fhir.baseUrl}/DocumentReference`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/fhir+json' },
+        body: JSON.stringify({
+          resourceType: 'DocumentReference',
+          status: 'current',
+          type: { coding: [{ system: 'http://loinc.org', code }] },
+          subject: { reference: `Patient/${patient.id}` },
+          description: `label ${title}`,
+          content: [{ attachment: { contentType: 'application/pdf', title, data: Buffer.from('%PDF-1.4').toString('base64') } }],
+        }),
+      });
+    await post('11502-2', 'lab.pdf');
+    await post('57833-6', 'rx.pdf');
+    await post('00000-0', 'other.pdf');
+    const first = await emr.listDocumentsChangedSince(undefined);
+    expect(first.documents.map((d) => d.documentType).sort()).toEqual(['lab_report', 'prescription']);
+    const lab = first.documents.find((d) => d.documentType === 'lab_report')!;
+    expect(lab).toMatchObject({ filename: 'lab.pdf', label: 'label lab.pdf', patient: { id: patient.id, serviceId: 'pat_doc', phone: '+15550000010' } });
+    const later = await emr.listDocumentsChangedSince('2999-01-01T00:00:00.000Z');
+    expect(later.documents).toHaveLength(0);
+  });
+
+  it('records a document outcome as one Communication, updated in place', async () => {
+    const base = { documentId: 'doc-1', documentType: 'lab_report' as const, occurredAt: '2026-01-15T10:00:00.000Z' };
+    await emr.recordDocumentOutcome({ ...base, status: 'HELD', statusReason: 'quiet hours', releaseAfter: '2026-01-16T07:00:00.000Z' });
+    await emr.recordDocumentOutcome({ ...base, status: 'SENT', sentAt: '2026-01-16T07:00:01.000Z' });
+    await emr.recordDocumentOutcome({ ...base, status: 'SENT', sentAt: '2026-01-16T07:00:01.000Z' });
+    const bundle = await get<{ total: number; entry: { resource: { status: string; sent: string } }[] }>(`Communication?identifier=${SYSTEM}|document-outcome:doc-1`);
+    expect(bundle.total).toBe(1);
+    expect(bundle.entry[0]!.resource).toMatchObject({ status: 'completed', sent: '2026-01-16T07:00:01.000Z' });
+  });
+
+  it('fails retryably when the EMR is unreachable and permanently when it refuses', async () => {
+    const down = emrFor('http://127.0.0.1:9', 1_000);
+    const err = await down.ensurePatient({ serviceId: 'x', name: 'x', phone: '+15550000011' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).retryable).toBe(true);
+    await down.close();
+    const http = createFhirHttp(fhir.baseUrl, 5_000);
+    const refused = await http.call('GET', 'Patient/does-not-exist').catch((e: unknown) => e);
+    await http.close();
+    expect(refused).toBeInstanceOf(AppError);
+    expect((refused as AppError).code).toBe('emr_rejected');
+    expect((refused as AppError).retryable).toBe(false);
+  });
+});

@@ -1,0 +1,5 @@
+// The processor's public surface, for the runtime and the CLI.
+export { createProcessor, type Processor, type ProcessorDeps } from './processor.ts';
+export { createProcessorAdminRouter } from './admin-router.ts';
+export { createDeadLetters, type DeadLetters, type EventStatus } from './dead-letters.ts';
+export type { DocumentEventSink } from './apply.ts';

@@ -1,0 +1,172 @@
+// The background processor: takes in what the receiver stored, applies each entity's events in order
+// through the EmrPort, discards stale snapshots, retries what can pass with backoff, and parks the rest
+// as dead letters with one alert each. It also drives the mapping outbox and retention.
+// runOnce() does what is due now (tests call it with a manual clock); start() runs it in a loop.
+import { Counter } from 'prom-client';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Db } from '../database/open.ts';
+import type { EmrPort } from '../emr/port.ts';
+import { describeError, isRetryable } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import type { ServiceClient } from '../service-client/client.ts';
+import { applyEvent, type DocumentEventSink } from './apply.ts';
+import { backoffDelay } from './backoff.ts';
+import { createMappingOutbox, createMappingStore } from './mappings.ts';
+import { parseStoredEvent } from './parse.ts';
+import { createQueue, type ClaimedEvent } from './queue.ts';
+import { createRetention } from './retention.ts';
+
+export interface ProcessorDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  emr: EmrPort;
+  serviceClient: Pick<ServiceClient, 'putMapping'>;
+  documentEvents: DocumentEventSink;
+  config: Pick<Config, 'processor' | 'retention'>;
+  metrics?: Metrics;
+  random?: () => number;
+}
+
+export interface Processor {
+  /** Processes what is due now; returns how many events reached a final state. */
+  runOnce(): Promise<number>;
+  start(): void;
+  /** Stops taking work and waits for what is in flight. */
+  stop(): Promise<void>;
+  depth(): number;
+}
+
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+
+export function createProcessor(deps: ProcessorDeps): Processor {
+  const { db, clock, logger, config } = deps;
+  const random = deps.random ?? Math.random;
+  const settings = config.processor;
+  const backoff = { baseMs: settings.backoffBaseMs, maxMs: settings.backoffMaxMs };
+  const alerts = new Counter({
+    name: 'emr_bridge_processor_alerts_total',
+    help: 'Incidents that need a person: dead-lettered events and refused mappings.',
+    labelNames: ['kind'] as const,
+    registers: deps.metrics ? [deps.metrics.registry] : [],
+  });
+  const outcomes = new Counter({
+    name: 'emr_bridge_processor_events_total',
+    help: 'Events that reached a final state, by state.',
+    labelNames: ['state'] as const,
+    registers: deps.metrics ? [deps.metrics.registry] : [],
+  });
+  const queue = createQueue(db, clock);
+  const mappings = createMappingStore(db, clock);
+  const outbox = createMappingOutbox({
+    db,
+    clock,
+    logger,
+    serviceClient: deps.serviceClient,
+    backoff,
+    random,
+    onAlert: () => alerts.inc({ kind: 'mapping' }),
+  });
+  const retention = createRetention(db, clock, config.retention);
+  const versions = {
+    get: db.prepare('SELECT occurred_at FROM entity_versions WHERE entity_key = ?').pluck(),
+    set: db.prepare(
+      'INSERT INTO entity_versions (entity_key, occurred_at, event_id) VALUES (?, ?, ?) ON CONFLICT (entity_key) DO UPDATE SET occurred_at = excluded.occurred_at, event_id = excluded.event_id WHERE excluded.occurred_at >= entity_versions.occurred_at',
+    ),
+  };
+  const markApplied = db.transaction((inboxId: number, entityKey: string, occurredAt: string, eventId: string, claims: Awaited<ReturnType<typeof applyEvent>>) => {
+    versions.set.run(entityKey, occurredAt, eventId);
+    for (const c of claims) mappings.enqueue(c.entityType, c.serviceId, c.emrId);
+    queue.finish(inboxId, 'applied');
+  });
+
+  function deadLetter(eventId: string, inboxId: number | undefined, reason: string): void {
+    if (inboxId !== undefined) queue.finish(inboxId, 'dead', reason);
+    alerts.inc({ kind: 'event' });
+    outcomes.inc({ state: 'dead' });
+    logger.error({ alert: true, eventId, reason: reason.split(':')[0] }, 'event parked as a dead letter');
+  }
+
+  async function process(c: ClaimedEvent): Promise<boolean> {
+    const log = logger.child({ eventId: c.eventId, attempt: c.attempts });
+    const parsed = parseStoredEvent(c.body, c.eventId);
+    if (!parsed.ok) {
+      deadLetter(c.eventId, c.inboxId, parsed.reason);
+      return true;
+    }
+    const { event, entityKey } = parsed;
+    const newest = versions.get.get(entityKey) as string | undefined;
+    if (newest !== undefined && event.occurredAt < newest) {
+      queue.finish(c.inboxId, 'discarded_stale', `stale: occurredAt ${event.occurredAt} is older than ${newest}`);
+      outcomes.inc({ state: 'discarded_stale' });
+      log.info({ eventType: event.eventType }, 'stale snapshot discarded');
+      return true;
+    }
+    try {
+      const claims = await applyEvent({ emr: deps.emr, mappings, documentEvents: deps.documentEvents }, event);
+      markApplied(c.inboxId, entityKey, event.occurredAt, event.eventId, claims);
+      outcomes.inc({ state: 'applied' });
+      log.debug({ eventType: event.eventType, claims: claims.length }, 'event applied');
+      return true;
+    } catch (err) {
+      const d = describeError(err);
+      const reason = `${d.code ?? d.type}: ${d.message}`;
+      if (isRetryable(err) && c.attempts < settings.maxAttempts) {
+        queue.retryLater(c.inboxId, clock.now() + backoffDelay(c.attempts, backoff, random), reason);
+        log.warn({ eventType: event.eventType, code: d.code }, 'event failed; will retry');
+        return false;
+      }
+      deadLetter(c.eventId, c.inboxId, reason);
+      return true;
+    }
+  }
+
+  let lastPrune = -Infinity;
+  async function runOnce(): Promise<number> {
+    const { dead } = queue.intake();
+    for (const d of dead) deadLetter(d.eventId, undefined, d.reason);
+    let finished = dead.length;
+    for (;;) {
+      const claimed = queue.claim(settings.concurrency, settings.leaseMs);
+      if (claimed.length === 0) break;
+      const results = await Promise.all(claimed.map(process));
+      finished += results.filter(Boolean).length;
+      if (stopping) break;
+    }
+    await outbox.runOnce();
+    if (clock.now() - lastPrune >= PRUNE_EVERY_MS) {
+      lastPrune = clock.now();
+      const pruned = retention.prune();
+      if (pruned.bodies || pruned.events) logger.info(pruned, 'retention pruned');
+    }
+    return finished;
+  }
+
+  let stopping = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+  function loop(): void {
+    if (stopping) return;
+    running = runOnce()
+      .catch((err: unknown) => logger.error({ err: describeError(err) }, 'processor pass failed'))
+      .finally(() => {
+        if (!stopping) timer = setTimeout(loop, settings.pollMs);
+      });
+  }
+
+  return {
+    runOnce,
+    start() {
+      stopping = false;
+      loop();
+    },
+    async stop() {
+      stopping = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+    depth: () => queue.depth() + outbox.pending(),
+  };
+}

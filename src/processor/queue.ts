@@ -1,0 +1,88 @@
+// The processor's queue over SQLite: takes new inbox rows in (validating them once), hands out the
+// oldest open event of each entity whose turn has come (so one entity's events apply in order and a
+// failing one holds back only its own entity), and records every state change. Work is held with a
+// lease: an event whose lease ran out (a crash, a restart) is handed out again.
+import type { Clock } from '../clock.ts';
+import type { Db } from '../database/open.ts';
+import { parseStoredEvent } from './parse.ts';
+
+export type EventState = 'pending' | 'retrying' | 'applied' | 'discarded_stale' | 'dead';
+
+export interface ClaimedEvent {
+  inboxId: number;
+  eventId: string;
+  entityKey: string;
+  attempts: number;
+  body: Buffer | null;
+}
+
+export interface Queue {
+  /** Takes in inbox rows stored since the last call; unparseable ones become dead letters at once. */
+  intake(limit?: number): { taken: number; dead: { eventId: string; reason: string }[] };
+  /** Claims up to `limit` due events, at most one per entity (its oldest open one). */
+  claim(limit: number, leaseMs: number): ClaimedEvent[];
+  finish(inboxId: number, state: 'applied' | 'discarded_stale' | 'dead', reason?: string): void;
+  retryLater(inboxId: number, at: number, reason: string): void;
+  /** Events not yet final (including inbox rows not yet taken in). */
+  depth(): number;
+}
+
+export function createQueue(db: Db, clock: Clock): Queue {
+  const cursor = db.prepare('SELECT last_inbox_id FROM processor_cursor WHERE id = 1').pluck();
+  const newRows = db.prepare('SELECT id, event_id, body FROM inbox_events WHERE id > ? ORDER BY id LIMIT ?');
+  const insert = db.prepare(
+    'INSERT INTO processing (inbox_id, entity_key, state, last_error, finished_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+  );
+  const moveCursor = db.prepare('UPDATE processor_cursor SET last_inbox_id = ? WHERE id = 1');
+  const heads = db.prepare(`
+    SELECT p.inbox_id AS inboxId, e.event_id AS eventId, p.entity_key AS entityKey, p.attempts, e.body
+    FROM processing p JOIN inbox_events e ON e.id = p.inbox_id
+    WHERE p.state IN ('pending', 'retrying')
+      AND p.inbox_id = (SELECT min(q.inbox_id) FROM processing q WHERE q.entity_key = p.entity_key AND q.state IN ('pending', 'retrying'))
+      AND p.next_attempt_at <= @now
+      AND (p.lease_until IS NULL OR p.lease_until <= @now)
+    ORDER BY p.inbox_id
+    LIMIT @limit`);
+  const lease = db.prepare(
+    'UPDATE processing SET lease_until = ?, attempts = attempts + 1 WHERE inbox_id = ? AND (lease_until IS NULL OR lease_until <= ?)',
+  );
+  const finish = db.prepare('UPDATE processing SET state = ?, last_error = ?, lease_until = NULL, finished_at = ? WHERE inbox_id = ?');
+  const retry = db.prepare("UPDATE processing SET state = 'retrying', next_attempt_at = ?, last_error = ?, lease_until = NULL WHERE inbox_id = ?");
+  const open = db.prepare("SELECT count(*) FROM processing WHERE state IN ('pending', 'retrying')").pluck();
+  const untaken = db.prepare('SELECT count(*) FROM inbox_events WHERE id > ?').pluck();
+
+  const intakeTx = db.transaction((limit: number) => {
+    const rows = newRows.all(cursor.get(), limit) as { id: number; event_id: string; body: Buffer | null }[];
+    const dead: { eventId: string; reason: string }[] = [];
+    for (const row of rows) {
+      const parsed = parseStoredEvent(row.body, row.event_id);
+      if (parsed.ok) insert.run(row.id, parsed.entityKey, 'pending', null, null);
+      else {
+        insert.run(row.id, null, 'dead', parsed.reason, clock.now());
+        dead.push({ eventId: row.event_id, reason: parsed.reason });
+      }
+    }
+    if (rows.length) moveCursor.run(rows[rows.length - 1]!.id);
+    return { taken: rows.length, dead };
+  });
+
+  const claimTx = db.transaction((limit: number, leaseMs: number) => {
+    const now = clock.now();
+    const candidates = heads.all({ now, limit }) as ClaimedEvent[];
+    return candidates
+      .filter((c) => lease.run(now + leaseMs, c.inboxId, now).changes === 1)
+      .map((c) => ({ ...c, attempts: c.attempts + 1 }));
+  });
+
+  return {
+    intake: (limit = 500) => intakeTx.immediate(limit),
+    claim: (limit, leaseMs) => claimTx.immediate(limit, leaseMs),
+    finish: (inboxId, state, reason) => {
+      finish.run(state, reason ?? null, clock.now(), inboxId);
+    },
+    retryLater: (inboxId, at, reason) => {
+      retry.run(at, reason, inboxId);
+    },
+    depth: () => (open.get() as number) + (untaken.get(cursor.get()) as number),
+  };
+}

@@ -1,0 +1,32 @@
+// Retention: finished events keep their row (and so their eventId, which the receiver's dedupe needs)
+// for RETENTION_EVENT_ID_DAYS, and their body for RETENTION_BODY_DAYS. Dead letters and events not yet
+// final are never pruned.
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Db } from '../database/open.ts';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export function createRetention(db: Db, clock: Clock, settings: Config['retention']) {
+  const dropBodies = db.prepare(`
+    UPDATE inbox_events SET body = NULL
+    WHERE body IS NOT NULL AND id IN (
+      SELECT inbox_id FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < ?)`);
+  const dropEvents = db.prepare(`
+    DELETE FROM inbox_events WHERE id IN (
+      SELECT inbox_id FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < ?)`);
+  const dropProcessing = db.prepare(
+    "DELETE FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < ?",
+  );
+  const prune = db.transaction(() => {
+    const now = clock.now();
+    const bodies = dropBodies.run(now - settings.bodyDays * DAY_MS).changes;
+    const cutoff = now - Math.max(7, settings.eventIdDays) * DAY_MS;
+    // The inbox rows go first (their processing rows cascade); the second statement is for a
+    // connection opened without foreign keys.
+    const events = dropEvents.run(cutoff).changes;
+    dropProcessing.run(cutoff);
+    return { bodies, events };
+  });
+  return { prune: () => prune.immediate() };
+}

@@ -1,0 +1,151 @@
+// The processor with a manual clock: applying and claiming, dedupe across a crash, stale snapshots,
+// per-entity order without head-of-line blocking, backoff, dead letters with one alert, leases.
+import { describe, expect, it } from 'vitest';
+import { UnavailableError } from '../../src/errors.ts';
+import { appointmentEvent, processorFixture } from '../support/processor-fixture.ts';
+
+describe('processor', () => {
+  it('applies an appointment.created into the EMR and posts the four mappings back', async () => {
+    const f = processorFixture();
+    const id = f.store(appointmentEvent());
+    expect(await f.processor.runOnce()).toBe(1);
+    expect(f.state(id)?.state).toBe('applied');
+    expect(f.emr.appointments()).toHaveLength(1);
+    expect(f.emr.appointments()[0]).toMatchObject({ serviceId: 'apt_1', status: 'Approved' });
+    expect(f.mappingsPut.map((m) => m.entityType).sort()).toEqual(['appointment', 'doctor', 'location', 'patient']);
+    const apt = f.mappingsPut.find((m) => m.entityType === 'appointment')!;
+    expect(apt.externalId).toBe(f.emr.appointments()[0]!.id);
+  });
+
+  it('posts no mapping for entities the service already has mapped', async () => {
+    const f = processorFixture();
+    f.store(appointmentEvent({ externalIds: true }));
+    await f.processor.runOnce();
+    expect(f.mappingsPut).toEqual([]);
+    expect(f.emr.appointments()).toHaveLength(1);
+  });
+
+  it('repeats nothing harmful when it dies between the EMR write and the applied mark', async () => {
+    const f = processorFixture();
+    const ensure = f.emr.ensureAppointment.bind(f.emr);
+    let crashOnce = true;
+    f.emr.ensureAppointment = async (a) => {
+      const r = await ensure(a);
+      if (crashOnce) {
+        crashOnce = false;
+        throw new UnavailableError('connection lost after the write');
+      }
+      return r;
+    };
+    const id = f.store(appointmentEvent());
+    await f.processor.runOnce();
+    expect(f.state(id)?.state).toBe('retrying');
+    f.clock.advance(10_000);
+    await f.processor.runOnce();
+    expect(f.state(id)?.state).toBe('applied');
+    expect(f.emr.records.appointment.size).toBe(1);
+    expect(f.emr.records.patient.size).toBe(1);
+    expect(new Set(f.mappingsPut.map((m) => `${m.entityType}:${m.serviceId}`)).size).toBe(f.mappingsPut.length);
+  });
+
+  it('discards an older snapshot that arrives after a newer one, without error', async () => {
+    const f = processorFixture();
+    f.store(appointmentEvent({ occurredAt: '2026-01-15T10:00:00.000Z', startsAt: '2026-03-01T10:00:00.000Z', eventType: 'appointment.rescheduled' }));
+    const old = f.store(appointmentEvent({ occurredAt: '2026-01-15T09:00:00.000Z', startsAt: '2026-02-01T10:00:00.000Z' }));
+    await f.processor.runOnce();
+    expect(f.state(old)).toMatchObject({ state: 'discarded_stale' });
+    expect(f.emr.appointments()[0]!.startsAt).toBe('2026-03-01T10:00:00.000Z');
+  });
+
+  it('applies one entity in order and lets a failing entity hold back only itself', async () => {
+    const f = processorFixture();
+    const ensure = f.emr.ensureAppointment.bind(f.emr);
+    let aDown = true;
+    f.emr.ensureAppointment = async (a) => {
+      if (aDown && a.serviceId === 'apt_A') throw new UnavailableError('EMR shard for A is down');
+      return ensure(a);
+    };
+    const a1 = f.store(appointmentEvent({ serviceId: 'apt_A', occurredAt: '2026-01-15T09:00:00.000Z' }));
+    const b1 = f.store(appointmentEvent({ serviceId: 'apt_B' }));
+    const a2 = f.store(appointmentEvent({ serviceId: 'apt_A', eventType: 'appointment.cancelled', status: 'Cancelled', occurredAt: '2026-01-15T09:05:00.000Z' }));
+    await f.processor.runOnce();
+    expect(f.state(a1)?.state).toBe('retrying');
+    expect(f.state(b1)?.state).toBe('applied');
+    expect(f.state(a2)?.state).toBe('pending');
+    aDown = false;
+    f.clock.advance(60_000);
+    await f.processor.runOnce();
+    expect(f.state(a1)?.state).toBe('applied');
+    expect(f.state(a2)?.state).toBe('applied');
+    expect(f.emr.appointments().find((a) => a.serviceId === 'apt_A')!.status).toBe('Cancelled');
+  });
+
+  it('retries on a capped, jittered backoff read from the clock', async () => {
+    const f = processorFixture();
+    f.emr.down = true;
+    const id = f.store(appointmentEvent());
+    await f.processor.runOnce();
+    // attempt 1 failed: cap = 1000 ms, delay = 500 + 0.5 * 500 with random() = 0.5
+    const first = f.state(id)!;
+    expect(first.attempts).toBe(1);
+    expect(first.next_attempt_at - f.clock.now()).toBe(750);
+    f.clock.advance(749);
+    await f.processor.runOnce();
+    expect(f.state(id)!.attempts).toBe(1);
+    f.clock.advance(1);
+    await f.processor.runOnce();
+    expect(f.state(id)!.attempts).toBe(2);
+    expect(f.state(id)!.next_attempt_at - f.clock.now()).toBe(1500);
+  });
+
+  it('parks an event as a dead letter after the configured attempts, with exactly one alert', async () => {
+    const f = processorFixture();
+    f.emr.down = true;
+    const id = f.store(appointmentEvent());
+    for (let i = 0; i < 10; i++) {
+      await f.processor.runOnce();
+      f.clock.advance(60_000);
+    }
+    expect(f.state(id)).toMatchObject({ state: 'dead', attempts: 4 });
+    expect(f.state(id)!.last_error).toMatch(/emr_unavailable/);
+    expect(f.logLines().filter((l) => l.alert === true)).toHaveLength(1);
+    expect(await f.metrics.registry.getSingleMetricAsString('emr_bridge_processor_alerts_total')).toMatch(/kind="event"} 1/);
+  });
+
+  it('takes over an event whose lease ran out (a crash mid-apply)', async () => {
+    const f = processorFixture({ PROCESSOR_LEASE_MS: '30000' });
+    const id = f.store(appointmentEvent());
+    f.processor.depth();
+    // A worker that claimed the event and died: the lease is held, nobody finishes it.
+    f.db.prepare("INSERT INTO processing (inbox_id, entity_key, state, attempts, lease_until) SELECT id, 'appointment:apt_1', 'pending', 1, ? FROM inbox_events").run(f.clock.now() + 30_000);
+    f.db.prepare('UPDATE processor_cursor SET last_inbox_id = (SELECT max(id) FROM inbox_events)').run();
+    await f.processor.runOnce();
+    expect(f.state(id)?.state).toBe('pending');
+    f.clock.advance(30_000);
+    await f.processor.runOnce();
+    expect(f.state(id)).toMatchObject({ state: 'applied', attempts: 2 });
+  });
+
+  it('keeps unknown enumeration values and extra keys', async () => {
+    const f = processorFixture();
+    const e = appointmentEvent({ status: 'Tentative' });
+    (e.appointment as Record<string, unknown>).futureField = { x: 1 };
+    f.store(e);
+    await f.processor.runOnce();
+    expect(f.emr.appointments()[0]!.status).toBe('Tentative');
+  });
+
+  it('passes document events to the document sink', async () => {
+    const f = processorFixture();
+    const id = f.store({
+      eventId: '6f1e3b7a-1c2d-4e5f-8a9b-0c1d2e3f4a5b',
+      eventType: 'document.delivered',
+      occurredAt: '2026-01-15T10:00:00.000Z',
+      clinicId: 'clinic_1',
+      document: { serviceId: 'doc_s1', externalId: 'dr-1', documentType: 'lab_report', patientServiceId: 'pat_1', status: 'SENT', sentAt: '2026-01-15T10:00:00.000Z' },
+    });
+    await f.processor.runOnce();
+    expect(f.state(id)?.state).toBe('applied');
+    expect(f.documentEvents.map((d) => d.document.externalId)).toEqual(['dr-1']);
+  });
+});

@@ -1,0 +1,104 @@
+// A processor on an in-memory database with a manual clock, an in-memory EMR and a recording service
+// client; events go into the inbox as the receiver would store them.
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { createManualClock, type ManualClock } from '../../src/clock.ts';
+import { parseConfig } from '../../src/config.ts';
+import { openDatabase, type Db } from '../../src/database/open.ts';
+import { createMemoryEmr, type MemoryEmr } from '../../src/emr/memory/index.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createMetrics, type Metrics } from '../../src/metrics/metrics.ts';
+import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
+import { createProcessor, type Processor } from '../../src/processor/index.ts';
+import type { DocumentEvent } from '../../src/contract/events.ts';
+import { appointmentEventBody } from './webhooks.ts';
+
+export interface ProcessorFixture {
+  db: Db;
+  clock: ManualClock;
+  emr: MemoryEmr;
+  metrics: Metrics;
+  processor: Processor;
+  mappingsPut: { entityType: string; serviceId: string; externalId: string }[];
+  /** Makes the next putMapping calls fail with this error. */
+  failMappings: (err: unknown | undefined) => void;
+  documentEvents: DocumentEvent[];
+  logLines: () => Record<string, unknown>[];
+  store(body: unknown, eventId?: string): string;
+  state(eventId: string): { state: string; attempts: number; last_error: string | null; next_attempt_at: number } | undefined;
+}
+
+export function processorFixture(settings: Record<string, string> = {}): ProcessorFixture {
+  const db = openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS });
+  const clock = createManualClock();
+  const emr = createMemoryEmr();
+  const metrics = createMetrics();
+  const lines: string[] = [];
+  const logger = createLogger({
+    level: 'debug',
+    destination: new Writable({
+      write(chunk, _e, cb) {
+        lines.push(chunk.toString());
+        cb();
+      },
+    }),
+  });
+  const mappingsPut: ProcessorFixture['mappingsPut'] = [];
+  let mappingError: unknown;
+  const documentEvents: DocumentEvent[] = [];
+  const config = parseConfig({ PROCESSOR_MAX_ATTEMPTS: '4', PROCESSOR_BACKOFF_BASE_MS: '1000', PROCESSOR_BACKOFF_MAX_MS: '8000', ...settings });
+  const processor = createProcessor({
+    db,
+    clock,
+    logger,
+    emr,
+    metrics,
+    config,
+    random: () => 0.5,
+    serviceClient: {
+      async putMapping(entityType, serviceId, externalId) {
+        if (mappingError) throw mappingError;
+        mappingsPut.push({ entityType, serviceId, externalId });
+      },
+    },
+    documentEvents: {
+      async apply(e) {
+        documentEvents.push(e);
+      },
+    },
+  });
+  const insert = db.prepare('INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES (?, ?, ?, ?, ?)');
+  const state = db.prepare('SELECT p.state, p.attempts, p.last_error, p.next_attempt_at FROM processing p JOIN inbox_events e ON e.id = p.inbox_id WHERE e.event_id = ?');
+  return {
+    db,
+    clock,
+    emr,
+    metrics,
+    processor,
+    mappingsPut,
+    documentEvents,
+    failMappings: (err) => {
+      mappingError = err;
+    },
+    logLines: () => lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>),
+    store(body, eventId) {
+      const raw = typeof body === 'string' ? body : JSON.stringify(body);
+      const id = eventId ?? ((body as { eventId?: string }).eventId ?? randomUUID());
+      insert.run(id, (body as { eventType?: string }).eventType ?? 'unknown', '{}', Buffer.from(raw), clock.now());
+      return id;
+    },
+    state: (eventId) => state.get(eventId) as ReturnType<ProcessorFixture['state']>,
+  };
+}
+
+/** An appointment event for one appointment; each override changes one thing. */
+export function appointmentEvent(o: { serviceId?: string; eventType?: string; occurredAt?: string; status?: string; externalIds?: boolean; startsAt?: string } = {}) {
+  const base = appointmentEventBody({ eventType: o.eventType ?? 'appointment.created', occurredAt: o.occurredAt ?? '2026-01-15T09:00:00.000Z' });
+  const sid = o.serviceId ?? 'apt_1';
+  const ext = (id: string) => (o.externalIds ? `emr-${id}` : null);
+  base.appointment = { ...(base.appointment as object), serviceId: sid, externalId: ext(sid), ...(o.status ? { status: o.status } : {}), ...(o.startsAt ? { startsAt: o.startsAt } : {}) };
+  base.patient = { ...(base.patient as object), serviceId: `pat_${sid}`, externalId: ext(`pat_${sid}`) };
+  base.doctor = { ...(base.doctor as object), externalId: ext('doc_1') };
+  base.location = { ...(base.location as object), externalId: ext('loc_1') };
+  return base;
+}

@@ -1,0 +1,132 @@
+// Webhook delivery to subscribers, as the interface and CONTRACT describe it: only subscribed types;
+// the seven headers; signed afresh at each attempt with every active secret; 2xx within 10 s is
+// success; otherwise retried 30 s, 2 min, 10 min, 1 h, 6 h, 12 h, 24 h after the previous attempt and
+// given up after the eighth with one alert; one appointment's deliveries in order; 50 consecutive
+// failures pause the subscription until it is resumed.
+import { request } from 'undici';
+import type { Clock } from '../clock.ts';
+import { MAX_DELIVERY_ATTEMPTS, PAUSE_AFTER_CONSECUTIVE_FAILURES, RETRY_LADDER_SECONDS, WEBHOOK_TIMEOUT_MS } from '../contract/api.ts';
+import type { Db } from '../database/open.ts';
+import type { Logger } from '../logger.ts';
+import { signatureHeader } from '../signature/webhook-signature.ts';
+import type { Faults } from './faults.ts';
+import { orderKeyOf } from './events.ts';
+import type { Store, Subscription } from './store.ts';
+
+interface DeliveryRow {
+  id: number;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  body: string;
+  attempts: number;
+}
+
+export interface Dispatcher {
+  /** Queues an event for every subscription of its clinic that takes its type. */
+  enqueue(event: { eventId: string; eventType: string; clinicId: string; appointment?: { serviceId: string } }): void;
+  /** Makes every attempt due now; returns how many it made. */
+  runDue(): Promise<number>;
+  /** The earliest time a queued delivery falls due, if any. */
+  nextDueAt(): number | undefined;
+  queued(subscriptionId: string): number;
+}
+
+export function createDispatcher(deps: { db: Db; store: Store; clock: Clock; logger: Logger; faults: () => Faults; random?: () => number }): Dispatcher {
+  const { db, store, clock, logger } = deps;
+  const random = deps.random ?? Math.random;
+  const insert = db.prepare(
+    'INSERT INTO deliveries (subscription_id, event_id, event_type, order_key, body, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  const due = db.prepare(`
+    SELECT d.id, d.subscription_id, d.event_id, d.event_type, d.body, d.attempts FROM deliveries d
+    WHERE d.state = 'queued' AND d.next_attempt_at <= ?
+      AND d.id = (SELECT min(x.id) FROM deliveries x WHERE x.state = 'queued' AND x.subscription_id = d.subscription_id AND x.order_key = d.order_key)
+    ORDER BY d.next_attempt_at, d.id LIMIT 256`);
+  const nextDue = db.prepare("SELECT min(next_attempt_at) FROM deliveries WHERE state = 'queued'").pluck();
+  const queued = db.prepare("SELECT count(*) FROM deliveries WHERE state = 'queued' AND subscription_id = ?").pluck();
+  const settle = db.prepare('UPDATE deliveries SET state = ?, attempts = ? WHERE id = ?');
+  const retry = db.prepare('UPDATE deliveries SET attempts = ?, next_attempt_at = ? WHERE id = ?');
+  const log = db.prepare('INSERT INTO delivery_log (subscription_id, event_id, event_type, attempt, status_code, error, at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const alert = db.prepare('INSERT INTO alerts (kind, subscription_id, event_id, message, at) VALUES (?, ?, ?, ?, ?)');
+  const inFlight = new Set<number>();
+
+  async function attempt(row: DeliveryRow, sub: Subscription): Promise<void> {
+    const n = row.attempts + 1;
+    const ts = String(Math.floor(clock.now() / 1000));
+    const body = Buffer.from(row.body);
+    let status: number | undefined;
+    let error: string | undefined;
+    try {
+      const res = await request(sub.url, {
+        method: 'POST',
+        headersTimeout: WEBHOOK_TIMEOUT_MS,
+        bodyTimeout: WEBHOOK_TIMEOUT_MS,
+        headers: {
+          'content-type': 'application/json',
+          'x-service-key': sub.keyId,
+          'x-service-timestamp': ts,
+          'x-service-signature': signatureHeader(sub.secrets, ts, body),
+          'x-service-event-id': row.event_id,
+          'x-service-event-type': row.event_type,
+          'x-service-delivery-attempt': String(n),
+        },
+        body,
+      });
+      status = res.statusCode;
+      await res.body.dump();
+    } catch (err) {
+      error = (err as { code?: string }).code ?? (err as Error).message;
+    }
+    const now = clock.now();
+    log.run(sub.id, row.event_id, row.event_type, n, status ?? null, error ?? null, now);
+    const fresh = store.get('subscription', sub.id)!;
+    if (status !== undefined && status >= 200 && status < 300) {
+      settle.run('delivered', n, row.id);
+      store.put('subscription', { ...fresh, consecutiveFailures: 0 });
+      return;
+    }
+    const failures = fresh.consecutiveFailures + 1;
+    const pause = !fresh.paused && failures >= PAUSE_AFTER_CONSECUTIVE_FAILURES;
+    store.put('subscription', { ...fresh, consecutiveFailures: failures, paused: fresh.paused || pause });
+    if (pause) {
+      alert.run('subscription_paused', sub.id, null, `paused after ${failures} consecutive failed attempts`, now);
+      logger.warn({ subscriptionId: sub.id }, 'subscription paused');
+    }
+    if (n >= MAX_DELIVERY_ATTEMPTS) {
+      settle.run('given_up', n, row.id);
+      alert.run('delivery_given_up', sub.id, row.event_id, `given up after ${n} attempts`, now);
+      logger.warn({ subscriptionId: sub.id, eventId: row.event_id }, 'delivery given up');
+    } else {
+      retry.run(n, now + RETRY_LADDER_SECONDS[n - 1]! * 1000, row.id);
+    }
+  }
+
+  return {
+    enqueue(event) {
+      const faults = deps.faults();
+      const copies = faults.duplicateDeliveries ? 2 : 1;
+      for (const sub of store.list('subscription', event.clinicId)) {
+        if (!sub.eventTypes.includes(event.eventType)) continue;
+        for (let i = 0; i < copies; i++) {
+          const delay = faults.outOfOrder ? Math.floor(random() * 2_000) : 0;
+          insert.run(sub.id, event.eventId, event.eventType, orderKeyOf(event), JSON.stringify(event), clock.now() + delay);
+        }
+      }
+    },
+    async runDue() {
+      const rows = (due.all(clock.now()) as DeliveryRow[]).filter((r) => !inFlight.has(r.id));
+      const work: Promise<void>[] = [];
+      for (const row of rows) {
+        const sub = store.get('subscription', row.subscription_id);
+        if (!sub || sub.paused) continue;
+        inFlight.add(row.id);
+        work.push(attempt(row, sub).finally(() => inFlight.delete(row.id)));
+      }
+      await Promise.all(work);
+      return work.length;
+    },
+    nextDueAt: () => (nextDue.get() as number | null) ?? undefined,
+    queued: (id) => queued.get(id) as number,
+  };
+}

@@ -1,0 +1,32 @@
+// Faults a QA session or a test switches on through POST /_sim/faults. Held in memory: a restart clears
+// them, which is what a tester expects of a switch.
+import { z } from 'zod';
+
+export const faultsSchema = z.object({
+  /** Every event is queued twice for each subscriber (the interface's at-least-once). */
+  duplicateDeliveries: z.boolean().optional(),
+  /** New deliveries are spread over a random delay, so different appointments overtake each other. */
+  outOfOrder: z.boolean().optional(),
+  messaging: z
+    .object({
+      /** Delivery to the patient fails with this reason (FAILED, document.failed). */
+      failReason: z.string().min(1).optional(),
+      /** Delivery to the patient takes this long (ms of real time). */
+      slowMs: z.number().int().min(0).max(60_000).optional(),
+    })
+    .optional(),
+  integration: z
+    .object({
+      /** The next `count` integration API requests answer this status (500, 502, 503 or 429). */
+      status: z.union([z.literal(500), z.literal(502), z.literal(503), z.literal(429)]).optional(),
+      count: z.number().int().min(1).max(10_000).default(1),
+      retryAfterSeconds: z.number().int().min(0).max(3600).default(1),
+      /** Answer only after this many ms (a slow service), then fail or succeed as above. */
+      delayMs: z.number().int().min(0).max(60_000).optional(),
+    })
+    .optional(),
+  /** Requests per key per minute on the integration API; past it, 429 with Retry-After. */
+  rateLimitPerMinute: z.number().int().min(1).optional(),
+});
+
+export type Faults = z.infer<typeof faultsSchema>;

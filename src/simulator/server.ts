@@ -1,0 +1,40 @@
+// The simulator on a port: for `emr-bridge simulator`, zero-configuration `serve`, and end-to-end tests.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../logger.ts';
+import { createSimulator, type Simulator } from './simulator.ts';
+
+export interface SimulatorServerOptions {
+  port?: number;
+  host?: string;
+  dbPath?: string;
+  logger: Logger;
+  trustedCa?: string | Buffer;
+}
+
+export async function startSimulatorServer(opts: SimulatorServerOptions): Promise<{ url: string; port: number; simulator: Simulator; close(): Promise<void> }> {
+  const simulator = createSimulator({
+    logger: opts.logger,
+    ...(opts.dbPath ? { dbPath: opts.dbPath } : {}),
+    ...(opts.trustedCa ? { trustedCa: opts.trustedCa } : {}),
+  });
+  const server = createServer(simulator.app.callback());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  simulator.start();
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    simulator,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await simulator.stop();
+    },
+  };
+}

@@ -1,0 +1,133 @@
+// createSimulator: the bundled service simulator built without listening (tests drive `app` through
+// supertest). It owns its SQLite state, its clock (real time plus an offset that only grows, persisted),
+// the webhook dispatcher, the document flow and the faults. runDue() fires what is due now; advance()
+// moves the clock and fires everything that falls due on the way, each at its own simulated time.
+import Koa from 'koa';
+import { createOffsetClock, type OffsetClock } from '../clock.ts';
+import { openDatabase, type Db } from '../database/open.ts';
+import { errorMiddleware } from '../http/error-middleware.ts';
+import type { Logger } from '../logger.ts';
+import { SIMULATOR_MIGRATIONS } from '../paths.ts';
+import { createControlRouter } from './control-api.ts';
+import { createDispatcher, type Dispatcher } from './dispatcher.ts';
+import { createDocumentFlow, type DocumentFlow } from './documents.ts';
+import { patientCreatedEvent } from './events.ts';
+import type { Faults } from './faults.ts';
+import { createFileFetcher } from './files.ts';
+import { createIntegrationRouter } from './integration-api.ts';
+import { createStore, type Store } from './store.ts';
+
+export interface SimulatorOptions {
+  /** SQLite file; ':memory:' (the default) forgets everything on stop. */
+  dbPath?: string;
+  clock?: OffsetClock;
+  logger: Logger;
+  /** PEM of a CA that file.url fetches trust besides the system's (tests' self-signed https). */
+  trustedCa?: string | Buffer;
+  dispatchIntervalMs?: number;
+}
+
+export interface Simulator {
+  app: Koa;
+  db: Db;
+  store: Store;
+  clock: OffsetClock;
+  dispatcher: Dispatcher;
+  documents: DocumentFlow;
+  emit(event: { eventId: string; eventType: string; clinicId: string }): void;
+  runDue(): Promise<void>;
+  advance(ms: number): Promise<void>;
+  getFaults(): Faults;
+  setFaults(f: Faults): void;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function createSimulator(opts: SimulatorOptions): Simulator {
+  const db = openDatabase({ path: opts.dbPath ?? ':memory:', migrationsDir: SIMULATOR_MIGRATIONS });
+  const store = createStore(db);
+  const saved = Number(store.meta('clock_offset_ms') ?? 0);
+  const clock = opts.clock ?? createOffsetClock(undefined, saved);
+  const logger = opts.logger;
+  let faults: Faults = {};
+  const files = createFileFetcher(opts.trustedCa);
+  const dispatcher = createDispatcher({ db, store, clock, logger, faults: () => faults });
+  const emit = (event: Parameters<Dispatcher['enqueue']>[0]) => dispatcher.enqueue(event);
+  const documents = createDocumentFlow({ db, store, clock, faults: () => faults, emit });
+
+  let running: Promise<void> = Promise.resolve();
+  async function runDue(): Promise<void> {
+    // One pass at a time: the loop and a control call must not make the same attempt twice.
+    const pass = running.then(async () => {
+      await documents.releaseDue();
+      while ((await dispatcher.runDue()) > 0) {
+        // Deliveries freed by a success (the next of an appointment) go out in the same pass.
+      }
+    });
+    running = pass.catch(() => undefined);
+    return pass;
+  }
+
+  const sim: Simulator = {
+    app: new Koa(),
+    db,
+    store,
+    clock,
+    dispatcher,
+    documents,
+    emit,
+    runDue,
+    async advance(ms) {
+      const target = clock.now() + ms;
+      const nextDue = () => Math.min(dispatcher.nextDueAt() ?? Infinity, documents.nextReleaseAt() ?? Infinity);
+      for (;;) {
+        const next = nextDue();
+        if (next > target) break;
+        if (next > clock.now()) clock.advance(next - clock.now());
+        await runDue();
+        // What is still due now cannot fire (a paused subscription): nothing more happens before target.
+        if (nextDue() <= clock.now()) break;
+      }
+      if (target > clock.now()) clock.advance(target - clock.now());
+      store.setMeta('clock_offset_ms', String(clock.offsetMs()));
+      await runDue();
+    },
+    getFaults: () => faults,
+    setFaults(f) {
+      faults = f;
+    },
+    start() {
+      const every = opts.dispatchIntervalMs ?? 50;
+      timer = setInterval(() => {
+        runDue().catch((err: unknown) => logger.error({ err: (err as Error).message }, 'simulator pass failed'));
+      }, every);
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      await running;
+      await files.close();
+      db.close();
+    },
+  };
+  let timer: NodeJS.Timeout | undefined;
+
+  const integration = createIntegrationRouter({
+    store,
+    clock,
+    documents,
+    files,
+    faults: () => faults,
+    consumeIntegrationFault() {
+      const f = faults.integration;
+      if (!f) return;
+      if (f.count <= 1) faults = { ...faults, integration: { ...f, status: undefined, count: 0 } };
+      else faults = { ...faults, integration: { ...f, count: f.count - 1 } };
+    },
+    onPatientCreated: (p) => emit(patientCreatedEvent(p, clock.now())),
+  });
+  sim.app.use(errorMiddleware(logger));
+  sim.app.use(integration.routes()).use(integration.allowedMethods());
+  const control = createControlRouter(sim, db);
+  sim.app.use(control.routes()).use(control.allowedMethods());
+  return sim;
+}

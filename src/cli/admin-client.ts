@@ -16,7 +16,7 @@ export function adminClientFrom(config: Config, adminUrl: string | undefined, ad
     async call(method, path, body) {
       const res = await request(`${base}/admin${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-emr-bridge-source': 'cli' },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const text = await res.body.text();

@@ -138,7 +138,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     ],
     adminRouters: [
       createProcessorAdminRouter({ db, clock, logger: logger.child({ component: 'admin' }) }),
-      createPusherAdminRouter({ db, clock, logger: logger.child({ component: 'admin' }), pusher }),
+      createPusherAdminRouter({ logger: logger.child({ component: 'admin' }), pusher }),
     ],
     adminToken,
     readiness: [

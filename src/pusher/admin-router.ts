@@ -1,0 +1,47 @@
+// Admin routes of the pusher (under /admin, behind ADMIN_TOKEN): push a document directly (a laboratory
+// information system, the CLI), list documents by status, show one. Answers carry identifiers, status,
+// reasons and times; never labels, names, phones or file bytes.
+import Router from '@koa/router';
+import getRawBody from 'raw-body';
+import { DOCUMENT_TYPES, type DocumentType } from '../contract/events.ts';
+import { AppError, NotFoundError, ValidationError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { publicView } from './outbox.ts';
+import type { Pusher } from './pusher.ts';
+
+const STATES = ['queued', 'SENT', 'HELD', 'FAILED', 'SUPPRESSED', 'REJECTED'];
+
+export function createPusherAdminRouter(deps: { pusher: Pusher; logger: Logger }): Router {
+  const router = new Router();
+  router.post('/documents', async (ctx) => {
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(await getRawBody(ctx.req, { limit: 25 * 1024 * 1024, encoding: 'utf8' })) as Record<string, unknown>;
+    } catch {
+      throw new ValidationError('the body is not valid JSON');
+    }
+    const { documentType, ...request } = body ?? {};
+    if (!(DOCUMENT_TYPES as readonly unknown[]).includes(documentType))
+      throw new ValidationError(`documentType must be one of ${DOCUMENT_TYPES.join(', ')}`, 'documentType');
+    const source = ctx.get('x-emr-bridge-source') === 'cli' ? 'cli' : 'api';
+    const result = deps.pusher.enqueue(documentType as DocumentType, request, source);
+    if (!result.ok) {
+      const status = result.code === 'file_too_large' ? 413 : result.code === 'unsupported_file_type' ? 415 : result.code === 'invalid_request' ? 400 : 422;
+      throw new AppError({ code: result.code, status, message: result.reason, field: 'file' });
+    }
+    deps.logger.info({ externalId: result.row.external_id, documentType, created: result.created }, 'document accepted for sending');
+    ctx.status = result.created ? 202 : 200;
+    ctx.body = { document: publicView(result.row), created: result.created };
+  });
+  router.get('/documents', (ctx) => {
+    const status = typeof ctx.query.status === 'string' ? ctx.query.status : undefined;
+    if (status && !STATES.includes(status)) throw new ValidationError(`status must be one of ${STATES.join(', ')}`, 'status');
+    ctx.body = { documents: deps.pusher.outbox.list(status).map(publicView) };
+  });
+  router.get('/documents/:externalId', (ctx) => {
+    const row = deps.pusher.outbox.get(ctx.params.externalId!);
+    if (!row) throw new NotFoundError('no such document');
+    ctx.body = { document: publicView(row) };
+  });
+  return router;
+}

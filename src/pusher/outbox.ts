@@ -1,0 +1,135 @@
+// The outbox rows and every change to them. One row per externalId: enqueueing an externalId twice
+// returns the first row, which is what makes every retry (and every rescan of the EMR) safe.
+import type { Clock } from '../clock.ts';
+import type { DocumentRequest, DocumentResource } from '../contract/documents.ts';
+import type { DocumentType } from '../contract/events.ts';
+import type { Db } from '../database/open.ts';
+
+export type OutboxState = 'queued' | 'SENT' | 'HELD' | 'FAILED' | 'SUPPRESSED' | 'REJECTED';
+
+export interface OutboxRow {
+  external_id: string;
+  document_type: DocumentType;
+  source: 'emr' | 'api' | 'cli';
+  emr_document_id: string | null;
+  emr_version: string | null;
+  request: string | null;
+  state: OutboxState;
+  status_reason: string | null;
+  error_code: string | null;
+  service_id: string | null;
+  patient_service_id: string | null;
+  release_after: string | null;
+  sent_at: string | null;
+  attempts: number;
+  next_attempt_at: number;
+  next_poll_at: number | null;
+  emr_synced: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** What an admin or the CLI may see of a row: identifiers, status, reasons, times. Never the request. */
+export function publicView(r: OutboxRow) {
+  return {
+    externalId: r.external_id,
+    documentType: r.document_type,
+    source: r.source,
+    status: r.state,
+    ...(r.status_reason ? { statusReason: r.status_reason } : {}),
+    ...(r.error_code ? { errorCode: r.error_code } : {}),
+    ...(r.service_id ? { serviceId: r.service_id } : {}),
+    ...(r.release_after ? { releaseAfter: r.release_after } : {}),
+    ...(r.sent_at ? { sentAt: r.sent_at } : {}),
+    attempts: r.attempts,
+    emrDocumentId: r.emr_document_id,
+    createdAt: new Date(r.created_at).toISOString(),
+    updatedAt: new Date(r.updated_at).toISOString(),
+  };
+}
+
+export function createOutbox(db: Db, clock: Clock) {
+  const get = db.prepare('SELECT * FROM outbox_documents WHERE external_id = ?');
+  const insert = db.prepare(`
+    INSERT INTO outbox_documents (external_id, document_type, source, emr_document_id, emr_version, request, state, status_reason, error_code, emr_synced, created_at, updated_at)
+    VALUES (@externalId, @documentType, @source, @emrDocumentId, @emrVersion, @request, @state, @reason, @code, @synced, @now, @now)
+    ON CONFLICT (external_id) DO NOTHING`);
+  const due = db.prepare(
+    "SELECT * FROM outbox_documents WHERE state = 'queued' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at LIMIT ?",
+  );
+  const lease = db.prepare(
+    "UPDATE outbox_documents SET lease_until = ?, attempts = attempts + 1 WHERE external_id = ? AND state = 'queued' AND (lease_until IS NULL OR lease_until <= ?)",
+  );
+  const outcome = db.prepare(`
+    UPDATE outbox_documents SET state = @state, status_reason = @reason, error_code = @code, service_id = coalesce(@serviceId, service_id),
+      patient_service_id = coalesce(@patientServiceId, patient_service_id), release_after = @releaseAfter, sent_at = coalesce(@sentAt, sent_at),
+      next_poll_at = @nextPollAt, request = CASE WHEN @state = 'queued' THEN request ELSE NULL END,
+      lease_until = NULL, emr_synced = CASE WHEN emr_document_id IS NULL THEN 1 ELSE 0 END, updated_at = @now
+    WHERE external_id = @externalId`);
+  const retry = db.prepare('UPDATE outbox_documents SET next_attempt_at = ?, lease_until = NULL, error_code = ?, status_reason = ?, updated_at = ? WHERE external_id = ?');
+  const heldDue = db.prepare("SELECT * FROM outbox_documents WHERE state = 'HELD' AND next_poll_at <= ? ORDER BY next_poll_at LIMIT 50");
+  const poll = db.prepare('UPDATE outbox_documents SET next_poll_at = ? WHERE external_id = ?');
+  const unsynced = db.prepare('SELECT * FROM outbox_documents WHERE emr_synced = 0 ORDER BY updated_at LIMIT 50');
+  const synced = db.prepare('UPDATE outbox_documents SET emr_synced = 1 WHERE external_id = ? AND updated_at = ?');
+  const byState = db.prepare('SELECT * FROM outbox_documents WHERE state = ? ORDER BY created_at DESC LIMIT ?');
+  const all = db.prepare('SELECT * FROM outbox_documents ORDER BY created_at DESC LIMIT ?');
+  const requeue = db.prepare(
+    "UPDATE outbox_documents SET state = 'queued', request = ?, emr_version = ?, status_reason = NULL, error_code = NULL, attempts = 0, next_attempt_at = 0, emr_synced = 1, updated_at = ? WHERE external_id = ? AND state = 'REJECTED'",
+  );
+  const rejection = db.prepare(
+    "UPDATE outbox_documents SET error_code = ?, status_reason = ?, emr_version = ?, emr_synced = 0, updated_at = ? WHERE external_id = ? AND state = 'REJECTED'",
+  );
+  const open = db.prepare("SELECT count(*) FROM outbox_documents WHERE state IN ('queued', 'HELD') OR emr_synced = 0").pluck();
+
+  return {
+    get: (externalId: string) => get.get(externalId) as OutboxRow | undefined,
+    /** Returns the row that stands for the externalId (the first one if it existed). */
+    enqueue(e: { externalId: string; documentType: DocumentType; source: OutboxRow['source']; emrDocumentId?: string; emrVersion?: string; request?: DocumentRequest; rejected?: { code: string; reason: string } }): { row: OutboxRow; created: boolean } {
+      const info = insert.run({
+        externalId: e.externalId,
+        documentType: e.documentType,
+        source: e.source,
+        emrDocumentId: e.emrDocumentId ?? null,
+        emrVersion: e.emrVersion ?? null,
+        request: e.rejected ? null : JSON.stringify(e.request),
+        state: e.rejected ? 'REJECTED' : 'queued',
+        reason: e.rejected?.reason ?? null,
+        code: e.rejected?.code ?? null,
+        synced: e.rejected && e.emrDocumentId ? 0 : 1,
+        now: clock.now(),
+      });
+      return { row: get.get(e.externalId) as OutboxRow, created: info.changes === 1 };
+    },
+    claimDue: db.transaction((limit: number, leaseMs: number) => {
+      const now = clock.now();
+      return (due.all(now, now, limit) as OutboxRow[]).filter((r) => lease.run(now + leaseMs, r.external_id, now).changes === 1).map((r) => ({ ...r, attempts: r.attempts + 1 }));
+    }),
+    recordOutcome(externalId: string, o: { state: OutboxState; reason?: string; code?: string; resource?: DocumentResource; nextPollAt?: number }) {
+      outcome.run({
+        externalId,
+        state: o.state,
+        reason: o.reason ?? o.resource?.statusReason ?? null,
+        code: o.code ?? null,
+        serviceId: o.resource?.serviceId ?? null,
+        patientServiceId: o.resource?.patientServiceId ?? null,
+        releaseAfter: o.resource?.releaseAfter ?? null,
+        sentAt: o.resource?.sentAt ?? null,
+        nextPollAt: o.nextPollAt ?? null,
+        now: clock.now(),
+      });
+    },
+    retryAt(externalId: string, at: number, code: string, reason: string) {
+      retry.run(at, code, reason, clock.now(), externalId);
+    },
+    requeue: (externalId: string, request: DocumentRequest, version: string) => requeue.run(JSON.stringify(request), version, clock.now(), externalId),
+    recordRejection: (externalId: string, code: string, reason: string, version: string) => rejection.run(code, reason, version, clock.now(), externalId),
+    heldDue: () => heldDue.all(clock.now()) as OutboxRow[],
+    pollAgainAt: (externalId: string, at: number) => poll.run(at, externalId),
+    unsynced: () => unsynced.all() as OutboxRow[],
+    markSynced: (r: OutboxRow) => synced.run(r.external_id, r.updated_at),
+    list: (state: string | undefined, limit = 200) => (state ? byState.all(state, limit) : all.all(limit)) as OutboxRow[],
+    openCount: () => open.get() as number,
+  };
+}
+
+export type Outbox = ReturnType<typeof createOutbox>;

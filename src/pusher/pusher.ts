@@ -1,0 +1,163 @@
+// The outbound pusher: sends queued documents through the service client (retrying network errors,
+// timeouts, 5xx and 429 with capped backoff, Retry-After honoured; any other 4xx is final), follows HELD
+// documents by polling after releaseAfter or on a schedule, and writes each new status back to the EMR.
+// runOnce() does what is due now; start() adds the node-cron scan of the EMR and a real-time loop.
+import cron, { type ScheduledTask } from 'node-cron';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { DocumentRequest } from '../contract/documents.ts';
+import type { DocumentType } from '../contract/events.ts';
+import type { Db } from '../database/open.ts';
+import type { EmrPort } from '../emr/port.ts';
+import { describeError, isRetryable } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import { backoffDelay } from '../processor/backoff.ts';
+import type { ServiceClient } from '../service-client/client.ts';
+import { ServiceCallError } from '../service-client/errors.ts';
+import { checkDocument } from './checks.ts';
+import { createOutbox, type OutboxRow } from './outbox.ts';
+import { createScanner } from './scan.ts';
+
+export interface PusherDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  emr: EmrPort;
+  serviceClient: Pick<ServiceClient, 'postDocument' | 'getDocument'>;
+  config: Pick<Config, 'pusher'>;
+  metrics?: Metrics;
+  random?: () => number;
+}
+
+const LEASE_MS = 60_000;
+const BATCH = 8;
+
+export function createPusher(deps: PusherDeps) {
+  const { clock, logger, config } = deps;
+  const s = config.pusher;
+  const random = deps.random ?? Math.random;
+  const outbox = createOutbox(deps.db, clock);
+  const scanner = createScanner({ ...deps, outbox });
+  const heldPollMs = s.heldPollSeconds * 1000;
+
+  function nextPoll(releaseAfter: string | undefined): number {
+    // Quiet hours: ask just after the release; auto-send off: on the schedule.
+    return releaseAfter ? Math.max(clock.now(), Date.parse(releaseAfter)) + 1_000 : clock.now() + heldPollMs;
+  }
+
+  async function send(row: OutboxRow): Promise<void> {
+    const log = logger.child({ externalId: row.external_id, documentType: row.document_type, attempt: row.attempts });
+    try {
+      const { resource, replayed } = await deps.serviceClient.postDocument(row.document_type, JSON.parse(row.request!) as DocumentRequest);
+      outbox.recordOutcome(row.external_id, { state: resource.status, resource, ...(resource.status === 'HELD' ? { nextPollAt: nextPoll(resource.releaseAfter) } : {}) });
+      log.info({ status: resource.status, replayed }, 'document sent to the service');
+    } catch (err) {
+      const d = describeError(err);
+      if (isRetryable(err) && row.attempts < s.maxAttempts) {
+        const retryAfter = err instanceof ServiceCallError ? (err.retryAfterMs ?? 0) : 0;
+        const at = clock.now() + Math.max(backoffDelay(row.attempts, { baseMs: s.backoffBaseMs, maxMs: s.backoffMaxMs }, random), retryAfter);
+        outbox.retryAt(row.external_id, at, d.code ?? d.type, d.message);
+        log.warn({ code: d.code }, 'document send failed; will retry');
+        return;
+      }
+      const code = isRetryable(err) ? 'retries_exhausted' : (d.code ?? 'rejected');
+      outbox.recordOutcome(row.external_id, { state: 'FAILED', code, reason: d.message });
+      log.error({ alert: true, code }, 'document could not be sent');
+    }
+  }
+
+  async function follow(row: OutboxRow): Promise<void> {
+    try {
+      const resource = await deps.serviceClient.getDocument(row.external_id);
+      if (resource && resource.status !== 'HELD') {
+        outbox.recordOutcome(row.external_id, { state: resource.status, resource });
+        logger.info({ externalId: row.external_id, status: resource.status }, 'held document moved on');
+      } else outbox.pollAgainAt(row.external_id, nextPoll(resource?.releaseAfter && Date.parse(resource.releaseAfter) > clock.now() ? resource.releaseAfter : undefined));
+    } catch (err) {
+      outbox.pollAgainAt(row.external_id, clock.now() + Math.min(heldPollMs, 60_000));
+      logger.warn({ externalId: row.external_id, code: describeError(err).code }, 'poll of a held document failed');
+    }
+  }
+
+  async function syncToEmr(row: OutboxRow): Promise<void> {
+    if (!row.emr_document_id || row.state === 'queued') return void outbox.markSynced(row);
+    try {
+      await deps.emr.recordDocumentOutcome({
+        documentId: row.emr_document_id,
+        documentType: row.document_type,
+        status: row.state,
+        ...(row.status_reason ? { statusReason: row.status_reason } : {}),
+        ...(row.service_id ? { serviceId: row.service_id } : {}),
+        ...(row.release_after ? { releaseAfter: row.release_after } : {}),
+        ...(row.sent_at ? { sentAt: row.sent_at } : {}),
+        occurredAt: new Date(row.updated_at).toISOString(),
+      });
+      outbox.markSynced(row);
+    } catch (err) {
+      logger.warn({ externalId: row.external_id, code: describeError(err).code }, 'status write-back to the EMR failed; will retry');
+    }
+  }
+
+  async function runOnce(): Promise<number> {
+    let done = 0;
+    for (;;) {
+      const rows = outbox.claimDue(BATCH, LEASE_MS);
+      if (rows.length === 0) break;
+      await Promise.all(rows.map(send));
+      done += rows.length;
+      if (stopping) break;
+    }
+    const held = outbox.heldDue();
+    await Promise.all(held.map(follow));
+    for (const row of outbox.unsynced()) await syncToEmr(row);
+    return done + held.length;
+  }
+
+  let stopping = false;
+  let timer: NodeJS.Timeout | undefined;
+  let task: ScheduledTask | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+  let scanning: Promise<unknown> = Promise.resolve();
+  const scanOnce = () => scanner.scanOnce();
+
+  function loop(): void {
+    if (stopping) return;
+    running = runOnce()
+      .catch((err: unknown) => logger.error({ err: describeError(err) }, 'pusher pass failed'))
+      .finally(() => {
+        if (!stopping) timer = setTimeout(loop, 250);
+      });
+  }
+
+  return {
+    runOnce,
+    scanOnce,
+    /** Checks and queues a document pushed through the admin API or the CLI. */
+    enqueue(documentType: DocumentType, input: unknown, source: 'api' | 'cli' = 'api') {
+      // A caller at the other end of the API can fix and resend, so a refusal is answered, not stored.
+      const checked = checkDocument(documentType, input);
+      if (!checked.ok) return checked;
+      const { row, created } = outbox.enqueue({ externalId: checked.request.externalId, documentType, source, request: checked.request });
+      return { ok: true as const, row, created };
+    },
+    outbox,
+    start() {
+      stopping = false;
+      task = cron.schedule(s.scanCron, () => {
+        scanning = scanOnce().catch((err: unknown) => logger.warn({ err: describeError(err) }, 'EMR document scan failed'));
+      });
+      scanning = scanOnce().catch((err: unknown) => logger.warn({ err: describeError(err) }, 'EMR document scan failed'));
+      loop();
+    },
+    async stop() {
+      stopping = true;
+      await task?.stop();
+      if (timer) clearTimeout(timer);
+      await Promise.all([running, scanning]);
+    },
+    depth: () => outbox.openCount(),
+  };
+}
+
+export type Pusher = ReturnType<typeof createPusher>;

@@ -1,0 +1,81 @@
+// The EMR side of the pusher: documents that appeared or changed in the EMR since the last watermark
+// become outbox rows, their externalId being the EMR document id. A document already in the outbox is
+// not sent again when it changes (a new version needs a new document in the EMR): the service would
+// only replay its first answer for that externalId anyway.
+import type { Clock } from '../clock.ts';
+import type { DocumentRequest } from '../contract/documents.ts';
+import type { Db } from '../database/open.ts';
+import type { EmrDocument, EmrPort } from '../emr/port.ts';
+import { describeError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { checkDocument } from './checks.ts';
+import type { Outbox } from './outbox.ts';
+
+/** The request for one EMR document; non-https content is fetched from the EMR and sent as bytes. */
+async function requestFor(emr: EmrPort, doc: EmrDocument): Promise<Record<string, unknown>> {
+  let file: Record<string, unknown>;
+  if ('url' in doc.content && !doc.content.url.startsWith('https://')) {
+    const bytes = await emr.readDocumentBytes(doc);
+    file = { base64: Buffer.from(bytes).toString('base64') };
+  } else file = { ...doc.content };
+  const p = doc.patient;
+  const request: Partial<DocumentRequest> & Record<string, unknown> = {
+    externalId: doc.id,
+    label: doc.label,
+    // The service knows the patient by our id once it sent us the patient (it carries its serviceId).
+    ...(p.serviceId ? { patientExternalId: p.id } : {}),
+    ...(p.phone ? { patientPhone: p.phone } : {}),
+    ...(p.name ? { patientName: p.name } : {}),
+    ...(doc.doctorPhone ? { doctorPhone: doc.doctorPhone } : {}),
+    file: { ...file, filename: doc.filename, ...(doc.mimeType ? { mimeType: doc.mimeType } : {}) },
+  };
+  return request;
+}
+
+export function createScanner(deps: { db: Db; clock: Clock; logger: Logger; emr: EmrPort; outbox: Outbox }) {
+  const read = deps.db.prepare('SELECT watermark FROM pusher_watermark WHERE id = 1').pluck();
+  const write = deps.db.prepare('UPDATE pusher_watermark SET watermark = ? WHERE id = 1');
+  return {
+    /** Returns how many new documents entered the outbox. */
+    async scanOnce(): Promise<number> {
+      const since = (read.get() as string | null) ?? undefined;
+      const { documents, watermark } = await deps.emr.listDocumentsChangedSince(since);
+      let added = 0;
+      for (const doc of documents) {
+        const existing = deps.outbox.get(doc.id);
+        // Only a document refused by the local checks is looked at again, once the EMR has changed it.
+        if (existing && (existing.state !== 'REJECTED' || existing.emr_version === doc.version)) continue;
+        const log = deps.logger.child({ externalId: doc.id, documentType: doc.documentType });
+        let input: Record<string, unknown>;
+        try {
+          input = await requestFor(deps.emr, doc);
+        } catch (err) {
+          // The bytes could not be read from the EMR now; the next scan (same watermark) tries again.
+          log.warn({ err: describeError(err) }, 'document content unavailable; will retry on the next scan');
+          return added;
+        }
+        const checked = checkDocument(doc.documentType, input);
+        if (existing) {
+          if (checked.ok) deps.outbox.requeue(doc.id, checked.request, doc.version);
+          else deps.outbox.recordRejection(doc.id, checked.code, checked.reason, doc.version);
+          added += checked.ok ? 1 : 0;
+          continue;
+        }
+        const { created } = deps.outbox.enqueue({
+          externalId: doc.id,
+          documentType: doc.documentType,
+          source: 'emr',
+          emrDocumentId: doc.id,
+          emrVersion: doc.version,
+          ...(checked.ok ? { request: checked.request } : { rejected: { code: checked.code, reason: checked.reason } }),
+        });
+        if (created) {
+          added++;
+          log.info({ accepted: checked.ok, ...(checked.ok ? {} : { code: checked.code }) }, 'document taken from the EMR');
+        }
+      }
+      if (watermark) write.run(watermark);
+      return added;
+    },
+  };
+}

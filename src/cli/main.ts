@@ -14,6 +14,7 @@ const USAGE = `usage: emr-bridge <command> [options]
   push lab-report|prescription --file F --external-id ID (--patient-external-id P | --patient-phone P --patient-name N) --label L
   documents list [--status S] | documents show <externalId>
   dead-letters list | dead-letters replay <eventId> | dead-letters replay --all [--event-type T]
+  schemas [--out DIR] [--check]    JSON Schemas generated from the zod schemas (samples/schemas)
 
 Settings come from the environment or .env (see .env.example).`;
 
@@ -27,6 +28,7 @@ const commands: Record<string, () => Promise<Command>> = {
   push: async () => (await import('./push.ts')).pushCommand,
   documents: async () => (await import('./admin-commands.ts')).documentsCommand,
   'dead-letters': async () => (await import('./admin-commands.ts')).deadLettersCommand,
+  schemas: async () => (await import('./schemas.ts')).schemasCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

@@ -1,0 +1,163 @@
+// Replays sample payloads at a receiver the way the service would send them: signed with the current
+// time, the seven headers, in order within a sample, several samples at once. With an admin URL and
+// token it also waits for each event's processing outcome (and each document's status) and compares
+// every outcome with the sample's expectation. --fresh-ids gives events, entities and documents new
+// ids (consistently within the run) so the same samples can be replayed again and again.
+import { randomUUID } from 'node:crypto';
+import { request } from 'undici';
+import { sleep, type Clock } from '../clock.ts';
+import { signatureHeader } from '../signature/webhook-signature.ts';
+import { loadSamples, type Delivery, type Expectation, type Sample } from './samples.ts';
+
+export interface ReplayOptions {
+  paths: string[];
+  /** The receiver, e.g. http://127.0.0.1:3000/webhooks/service. */
+  to: string;
+  secrets: string[];
+  keyId: string;
+  freshIds?: boolean;
+  concurrency?: number;
+  /** The adapter's base URL for outcomes (default: the origin of `to`). */
+  adminUrl?: string;
+  adminToken?: string;
+  out: (line: string) => void;
+  clock: Clock;
+  /** How long to wait for a final processing state. */
+  outcomeTimeoutMs?: number;
+}
+
+export interface ReplayRow {
+  sample: string;
+  step: number;
+  expected: string;
+  actual: string;
+  ok: boolean;
+}
+
+const ID_KEYS = new Set(['eventId', 'serviceId', 'externalId', 'patientServiceId']);
+
+/** Rewrites ids with one map per run, so repeats within a run stay repeats. */
+function freshen(value: unknown, ids: Map<string, string>): unknown {
+  if (Array.isArray(value)) return value.map((v) => freshen(v, ids));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => {
+      if (ID_KEYS.has(k) && typeof v === 'string') {
+        if (!ids.has(v)) ids.set(v, k === 'eventId' ? randomUUID() : `${v}-${randomUUID().slice(0, 8)}`);
+        return [k, ids.get(v)];
+      }
+      return [k, freshen(v, ids)];
+    }),
+  );
+}
+
+const describeExpect = (e: Expectation) =>
+  [`http ${e.http}`, e.duplicate === undefined ? '' : `duplicate ${e.duplicate}`, e.state ?? '', e.status === undefined ? '' : [e.status].flat().join('|')].filter(Boolean).join(', ');
+
+export async function runReplay(opts: ReplayOptions): Promise<{ rows: ReplayRow[]; mismatches: number }> {
+  const samples = loadSamples(opts.paths);
+  const ids = new Map<string, string>();
+  const admin = (opts.adminUrl ?? new URL(opts.to).origin).replace(/\/+$/, '');
+  const rows: ReplayRow[] = [];
+  let done = 0;
+
+  async function adminGet(path: string): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await request(`${admin}/admin${path}`, { headers: { authorization: `Bearer ${opts.adminToken}` } });
+    const text = await res.body.text();
+    return { status: res.statusCode, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  }
+
+  async function waitFor(path: string, read: (b: Record<string, unknown>) => string | undefined): Promise<string> {
+    const deadline = opts.clock.now() + (opts.outcomeTimeoutMs ?? 15_000);
+    let last = 'unknown';
+    while (opts.clock.now() < deadline) {
+      const res = await adminGet(path);
+      const v = res.status === 200 ? read(res.body) : undefined;
+      if (v) return v;
+      last = res.status === 200 ? 'not final yet' : `admin ${res.status}`;
+      await sleep(100);
+    }
+    return last;
+  }
+
+  async function deliver(sample: Sample, step: Delivery, index: number): Promise<void> {
+    const body = step.rawBody !== undefined ? Buffer.from(step.rawBody) : Buffer.from(JSON.stringify(opts.freshIds ? freshen(step.body, ids) : step.body));
+    const parsedBody = step.body ? (JSON.parse(body.toString()) as Record<string, unknown>) : undefined;
+    let eventId: string;
+    if (parsedBody?.eventId) eventId = String(parsedBody.eventId);
+    else if (step.eventId) eventId = opts.freshIds ? (freshen({ eventId: step.eventId }, ids) as { eventId: string }).eventId : step.eventId;
+    else eventId = randomUUID();
+    const ts = String(Math.floor(opts.clock.now() / 1000));
+    const secrets = step.signature === 'invalid' ? ['not-the-signing-secret'] : opts.secrets;
+    const res = await request(opts.to, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-service-key': opts.keyId,
+        'x-service-timestamp': ts,
+        'x-service-signature': signatureHeader(secrets, ts, body),
+        'x-service-event-id': eventId,
+        'x-service-event-type': String(parsedBody?.eventType ?? step.eventType ?? 'unknown'),
+        'x-service-delivery-attempt': '1',
+      },
+      body,
+    });
+    const text = await res.body.text();
+    let duplicate: boolean | undefined;
+    try {
+      duplicate = (JSON.parse(text) as { duplicate?: boolean }).duplicate;
+    } catch {
+      duplicate = undefined;
+    }
+    const e = step.expect;
+    const actual: Expectation = { http: res.statusCode, ...(e.duplicate === undefined ? {} : { duplicate: duplicate ?? false }) };
+    if (e.state && opts.adminToken && res.statusCode === 200) {
+      actual.state = (await waitFor(`/events/${encodeURIComponent(eventId)}`, (b) => (['applied', 'discarded_stale', 'dead'].includes(String(b.state)) ? String(b.state) : undefined))) as Expectation['state'];
+    }
+    const expectedText = describeExpect(opts.adminToken ? e : { ...e, state: undefined });
+    const actualText = describeExpect(actual);
+    rows.push({ sample: sample.name, step: index + 1, expected: expectedText, actual: actualText, ok: expectedText === actualText });
+  }
+
+  async function pushDocument(sample: Sample): Promise<void> {
+    const d = sample.document!;
+    const req = (opts.freshIds ? freshen(d.request, ids) : d.request) as Record<string, unknown>;
+    const res = await request(`${admin}/admin/documents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${opts.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ documentType: d.documentType, ...req }),
+    });
+    await res.body.dump();
+    const actual: Expectation = { http: res.statusCode };
+    if (d.expect.status !== undefined && res.statusCode < 300) {
+      const status = await waitFor(`/documents/${encodeURIComponent(String(req.externalId))}`, (b) => {
+        const s = (b.document as { status?: string } | undefined)?.status;
+        return s && s !== 'queued' ? s : undefined;
+      });
+      actual.status = [d.expect.status].flat().includes(status) ? d.expect.status : status;
+    }
+    const expectedText = describeExpect(d.expect);
+    rows.push({ sample: sample.name, step: 1, expected: expectedText, actual: describeExpect(actual), ok: expectedText === describeExpect(actual) });
+  }
+
+  const queue = [...samples];
+  async function worker(): Promise<void> {
+    for (let s = queue.shift(); s; s = queue.shift()) {
+      if (s.document) {
+        if (opts.adminToken) await pushDocument(s);
+        else rows.push({ sample: s.name, step: 1, expected: 'document', actual: 'skipped: needs --admin-token', ok: true });
+      } else for (const [i, step] of s.steps.entries()) await deliver(s, step, i);
+      done++;
+      if (samples.length > 5 && (done % 5 === 0 || done === samples.length)) opts.out(`progress: ${done}/${samples.length} samples`);
+    }
+  }
+  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 4) }, worker));
+
+  rows.sort((a, b) => a.sample.localeCompare(b.sample) || a.step - b.step);
+  const width = Math.max(6, ...rows.map((r) => `${r.sample}#${r.step}`.length));
+  opts.out(`${'sample'.padEnd(width)}  ${'expected'.padEnd(40)}  ${'actual'.padEnd(40)}  result`);
+  for (const r of rows) opts.out(`${`${r.sample}#${r.step}`.padEnd(width)}  ${r.expected.padEnd(40)}  ${r.actual.padEnd(40)}  ${r.ok ? 'ok' : 'MISMATCH'}`);
+  const mismatches = rows.filter((r) => !r.ok).length;
+  opts.out(`${rows.length - mismatches} matched, ${mismatches} mismatched`);
+  return { rows, mismatches };
+}

@@ -1,0 +1,93 @@
+// The whole system on loopback for end-to-end tests: the real simulator, the real FHIR server and the
+// real adapter (startAdapter), wired by a clinic, a key and a subscription. The adapter's clock follows
+// the simulator's, so moving the simulator's clock keeps webhook timestamps fresh for the receiver.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { systemClock, type Clock } from '../../src/clock.ts';
+import { parseConfig } from '../../src/config.ts';
+import { startFhirServer, type RunningFhirServer } from '../../src/fhir-server/server.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
+import { startSimulatorServer } from '../../src/simulator/server.ts';
+
+export const ADMIN = 'e2e-admin-token-000001';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function json<T = Record<string, unknown>>(method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
+  const res = await request(url, { method, headers: { 'content-type': 'application/json', ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
+export async function startStack(opts: { clinic?: Record<string, unknown>; eventTypes?: string[]; settings?: Record<string, string> } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-e2e-'));
+  const sim = await startSimulatorServer({ logger: silentLogger() });
+  const fhirFile = join(dir, 'fhir.jsonl');
+  let fhir: RunningFhirServer | undefined = await startFhirServer({ logger: silentLogger(), dataFile: fhirFile });
+  const fhirPort = fhir.port;
+  const port = await freePort();
+  const clinicId = (await json<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, opts.clinic ?? {})).body.clinicId;
+  const key = (await json<{ key: string }>('POST', `${sim.url}/_sim/keys`, { clinicId })).body.key;
+  const sub = (await json<{ id: string; keyId: string; signingSecret: string }>('POST', `${sim.url}/_sim/subscriptions`, { clinicId, url: `http://127.0.0.1:${port}/webhooks/service`, ...(opts.eventTypes ? { eventTypes: opts.eventTypes } : {}) })).body;
+  const clock: Clock = { now: () => systemClock.now() + sim.simulator.clock.offsetMs() };
+  const config = parseConfig({
+    PORT: String(port),
+    DATA_DIR: dir,
+    SERVICE_BASE_URL: sim.url,
+    SERVICE_API_KEY: key,
+    SERVICE_KEY_ID: sub.keyId,
+    SERVICE_SIGNING_SECRETS: sub.signingSecret,
+    FHIR_BASE_URL: fhir.baseUrl,
+    ADMIN_TOKEN: ADMIN,
+    PROCESSOR_POLL_MS: '50',
+    PROCESSOR_BACKOFF_BASE_MS: '100',
+    PROCESSOR_BACKOFF_MAX_MS: '1000',
+    PUSHER_BACKOFF_BASE_MS: '100',
+    PUSHER_BACKOFF_MAX_MS: '1000',
+    PUSHER_SCAN_CRON: '* * * * * *',
+    FHIR_TIMEOUT_MS: '2000',
+    SERVICE_TIMEOUT_MS: '2000',
+    ...opts.settings,
+  });
+  const adapter: RunningAdapter = await startAdapter({ config, logger: silentLogger(), clock });
+  return {
+    dir,
+    sim,
+    clinicId,
+    key,
+    sub,
+    adapter,
+    fhirUrl: () => `http://127.0.0.1:${fhirPort}`,
+    simPost: <T = Record<string, unknown>>(path: string, body: unknown = {}) => json<T>('POST', `${sim.url}${path}`, body),
+    simGet: <T = unknown>(path: string) => json<T>('GET', `${sim.url}${path}`),
+    fhirSearch: async <T = Record<string, unknown>>(query: string) => ((await json<{ entry?: { resource: T }[] }>('GET', `http://127.0.0.1:${fhirPort}/${query}`)).body.entry ?? []).map((e) => e.resource),
+    admin: <T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown) => json<T>(method, `${adapter.url}/admin${path}`, body, { authorization: `Bearer ${ADMIN}` }),
+    async stopFhir() {
+      await fhir?.close();
+      fhir = undefined;
+    },
+    async startFhir() {
+      fhir = await startFhirServer({ logger: silentLogger(), dataFile: fhirFile, port: fhirPort });
+    },
+    async close() {
+      await adapter.close();
+      await sim.close();
+      await fhir?.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type Stack = Awaited<ReturnType<typeof startStack>>;

@@ -21,7 +21,7 @@ export const faultsSchema = z.object({
       status: z.union([z.literal(500), z.literal(502), z.literal(503), z.literal(429)]).optional(),
       count: z.number().int().min(1).max(10_000).default(1),
       retryAfterSeconds: z.number().int().min(0).max(3600).default(1),
-      /** Answer only after this many ms (a slow service), then fail or succeed as above. */
+      /** Do the work, then answer only after this many ms (a slow service that callers time out on). */
       delayMs: z.number().int().min(0).max(60_000).optional(),
     })
     .optional(),

@@ -64,7 +64,6 @@ export function createIntegrationRouter(deps: IntegrationDeps): Router {
   router.use(async (ctx, next) => {
     const faults = deps.faults();
     const f = faults.integration;
-    if (f?.delayMs) await sleep(f.delayMs);
     if (f?.status) {
       deps.consumeIntegrationFault();
       if (f.status === 429) ctx.set('Retry-After', String(f.retryAfterSeconds));
@@ -84,6 +83,8 @@ export function createIntegrationRouter(deps: IntegrationDeps): Router {
     }
     ctx.state.key = key;
     await next();
+    // A slow service does the work and answers late: a caller that gives up must not lose the effect.
+    if (f?.delayMs) await sleep(f.delayMs);
   });
 
   function resolvePatient(key: ApiKey, body: DocumentRequest): string {

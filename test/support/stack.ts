@@ -31,7 +31,7 @@ export async function json<T = Record<string, unknown>>(method: 'GET' | 'POST' |
   return { status: res.statusCode, body: (text ? JSON.parse(text) : undefined) as T };
 }
 
-export async function startStack(opts: { clinic?: Record<string, unknown>; eventTypes?: string[]; settings?: Record<string, string> } = {}) {
+export async function startStack(opts: { clinic?: Record<string, unknown>; eventTypes?: string[]; settings?: Record<string, string>; keyMode?: 'live' | 'sandbox' } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-e2e-'));
   const sim = await startSimulatorServer({ logger: silentLogger() });
   const fhirFile = join(dir, 'fhir.jsonl');
@@ -39,7 +39,7 @@ export async function startStack(opts: { clinic?: Record<string, unknown>; event
   const fhirPort = fhir.port;
   const port = await freePort();
   const clinicId = (await json<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, opts.clinic ?? {})).body.clinicId;
-  const key = (await json<{ key: string }>('POST', `${sim.url}/_sim/keys`, { clinicId })).body.key;
+  const key = (await json<{ key: string }>('POST', `${sim.url}/_sim/keys`, { clinicId, mode: opts.keyMode ?? 'live' })).body.key;
   const sub = (await json<{ id: string; keyId: string; signingSecret: string }>('POST', `${sim.url}/_sim/subscriptions`, { clinicId, url: `http://127.0.0.1:${port}/webhooks/service`, ...(opts.eventTypes ? { eventTypes: opts.eventTypes } : {}) })).body;
   const clock: Clock = { now: () => systemClock.now() + sim.simulator.clock.offsetMs() };
   const config = parseConfig({

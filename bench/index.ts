@@ -2,11 +2,17 @@
 // tables. Targets are checked here, never in timed tests (the machine is shared and noisy).
 // `npm run bench -- receiver` runs one part.
 import { benchReceiver } from './receiver.ts';
+import { benchSimulatorDeliveries } from './simulator-deliveries.ts';
+import { benchProcessor } from './processor.ts';
+import { benchPusher } from './pusher.ts';
 
 type Bench = () => Promise<{ rows: Record<string, string | number>[]; ok?: boolean }>;
 
 const benches: Record<string, Bench> = {
   receiver: benchReceiver,
+  simulator: benchSimulatorDeliveries,
+  processor: benchProcessor,
+  pusher: benchPusher,
 };
 
 const only = process.argv.slice(2);

@@ -1,5 +1,4 @@
 // The inbox's one write: a batch of events in one transaction (one fsync), duplicates ignored by eventId.
-// Shared by the inline writer and the writer thread so the SQL exists once.
 import type Database from 'better-sqlite3';
 
 export interface InboxRow {

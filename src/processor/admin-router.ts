@@ -1,24 +1,13 @@
 // Admin routes of the processor (mounted under /admin, behind ADMIN_TOKEN): dead letters listed and
 // replayed one by one or in bulk, and the processing state of any stored event.
 import Router from '@koa/router';
-import getRawBody from 'raw-body';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../database/open.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
+import { readValidated } from '../http/json-body.ts';
+import { z } from 'zod';
 import type { Logger } from '../logger.ts';
 import { createDeadLetters } from './dead-letters.ts';
-
-async function jsonBody(req: import('node:http').IncomingMessage): Promise<Record<string, unknown>> {
-  const text = (await getRawBody(req, { limit: 64 * 1024, encoding: 'utf8' })).trim();
-  if (!text) return {};
-  try {
-    const v = JSON.parse(text) as unknown;
-    if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
-  } catch {
-    // fall through
-  }
-  throw new ValidationError('body must be a JSON object');
-}
 
 export function createProcessorAdminRouter(deps: { db: Db; clock: Clock; logger: Logger }): Router {
   const deadLetters = createDeadLetters(deps);
@@ -27,9 +16,8 @@ export function createProcessorAdminRouter(deps: { db: Db; clock: Clock; logger:
     ctx.body = deadLetters.list();
   });
   router.post('/dead-letters/replay', async (ctx) => {
-    const body = await jsonBody(ctx.req);
-    if (body.eventType !== undefined && typeof body.eventType !== 'string') throw new ValidationError('eventType must be a string', 'eventType');
-    ctx.body = { replayed: deadLetters.replayAll(body.eventType ? { eventType: body.eventType as string } : {}) };
+    const body = await readValidated(ctx.req, z.object({ eventType: z.string().min(1).optional() }), 64 * 1024);
+    ctx.body = { replayed: deadLetters.replayAll(body.eventType ? { eventType: body.eventType } : {}) };
   });
   router.post('/dead-letters/:eventId/replay', (ctx) => {
     const eventId = ctx.params.eventId!;

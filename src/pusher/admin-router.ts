@@ -2,9 +2,9 @@
 // information system, the CLI), list documents by status, show one. Answers carry identifiers, status,
 // reasons and times; never labels, names, phones or file bytes.
 import Router from '@koa/router';
-import getRawBody from 'raw-body';
 import { DOCUMENT_TYPES, type DocumentType } from '../contract/events.ts';
 import { AppError, NotFoundError, ValidationError } from '../errors.ts';
+import { readJson } from '../http/json-body.ts';
 import type { Logger } from '../logger.ts';
 import { publicView } from './outbox.ts';
 import type { Pusher } from './pusher.ts';
@@ -14,13 +14,9 @@ const STATES = ['queued', 'SENT', 'HELD', 'FAILED', 'SUPPRESSED', 'REJECTED'];
 export function createPusherAdminRouter(deps: { pusher: Pusher; logger: Logger }): Router {
   const router = new Router();
   router.post('/documents', async (ctx) => {
-    let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(await getRawBody(ctx.req, { limit: 25 * 1024 * 1024, encoding: 'utf8' })) as Record<string, unknown>;
-    } catch {
-      throw new ValidationError('the body is not valid JSON');
-    }
-    const { documentType, ...request } = body ?? {};
+    const body = await readJson(ctx.req, 25 * 1024 * 1024);
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('the body must be a JSON object');
+    const { documentType, ...request } = body as Record<string, unknown>;
     if (!(DOCUMENT_TYPES as readonly unknown[]).includes(documentType))
       throw new ValidationError(`documentType must be one of ${DOCUMENT_TYPES.join(', ')}`, 'documentType');
     const source = ctx.get('x-emr-bridge-source') === 'cli' ? 'cli' : 'api';

@@ -3,12 +3,12 @@
 // a clinic person's release, the clock, faults, and what happened (deliveries, messages, alerts).
 import { randomBytes } from 'node:crypto';
 import Router from '@koa/router';
-import getRawBody from 'raw-body';
 import { z, type ZodType } from 'zod';
 import { toIso } from '../clock.ts';
 import { EVENT_TYPES, type AppointmentEventType } from '../contract/events.ts';
 import type { Db } from '../database/open.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
+import { readValidated } from '../http/json-body.ts';
 import { newServiceId } from './documents.ts';
 import { appointmentEvent, appointmentSnapshot, patientCreatedEvent } from './events.ts';
 import { faultsSchema } from './faults.ts';
@@ -16,20 +16,7 @@ import { isHhMm, isValidTimeZone } from './quiet-hours.ts';
 import type { Simulator } from './simulator.ts';
 import type { Clinic, Person, SimAppointment } from './store.ts';
 
-async function body<T>(req: import('node:http').IncomingMessage, schema: ZodType<T>): Promise<T> {
-  const text = (await getRawBody(req, { limit: 1024 * 1024, encoding: 'utf8' })).trim();
-  let json: unknown = {};
-  try {
-    json = text ? JSON.parse(text) : {};
-  } catch {
-    throw new ValidationError('the body is not valid JSON');
-  }
-  const r = schema.safeParse(json);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0]!;
-  const field = issue.path.map(String).join('.');
-  throw new ValidationError(`${field || 'body'}: ${issue.message}`, field || undefined);
-}
+const body = <T>(req: import('node:http').IncomingMessage, schema: ZodType<T>) => readValidated(req, schema, 1024 * 1024);
 
 const hhmm = z.string().refine(isHhMm, 'HH:MM');
 const clinicSchema = z.object({

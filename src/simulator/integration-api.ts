@@ -2,8 +2,8 @@
 // bearer keys, zod-validated bodies, documents with their state table, lookups, mappings, idempotent
 // replay of an externalId, CONTRACT's error bodies; plus the faults and rate limit QA switches on.
 import Router from '@koa/router';
-import getRawBody from 'raw-body';
 import type { ZodType } from 'zod';
+import { readJson, validate } from '../http/json-body.ts';
 import { sleep, type Clock } from '../clock.ts';
 import { IDEMPOTENT_REPLAYED_HEADER, MAPPING_ENTITY_TYPES, type MappingEntityType } from '../contract/api.ts';
 import { labReportRequestSchema, prescriptionRequestSchema, type DocumentRequest } from '../contract/documents.ts';
@@ -22,23 +22,6 @@ export interface IntegrationDeps {
   faults: () => Faults;
   consumeIntegrationFault: () => void;
   onPatientCreated: (p: Person) => void;
-}
-
-async function readJson(req: import('node:http').IncomingMessage): Promise<unknown> {
-  const text = await getRawBody(req, { limit: 25 * 1024 * 1024, encoding: 'utf8' });
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ValidationError('the body is not valid JSON');
-  }
-}
-
-function validate<T>(schema: ZodType<T>, body: unknown): T {
-  const r = schema.safeParse(body);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0]!;
-  const field = issue.path.map(String).join('.');
-  throw new ValidationError(`${field || 'body'}: ${issue.message}`, field || undefined);
 }
 
 const envelope = (d: SimDocument, action: 'received' | 'found') => ({
@@ -106,7 +89,7 @@ export function createIntegrationRouter(deps: IntegrationDeps): Router {
 
   async function push(ctx: import('koa').Context, documentType: DocumentType, schema: ZodType<DocumentRequest>) {
     const key = ctx.state.key as ApiKey;
-    const body = validate(schema, await readJson(ctx.req));
+    const body = validate(schema, await readJson(ctx.req, 25 * 1024 * 1024));
     const refId = `${key.clinicId}:${body.externalId}`;
     const prior = store.get('document_ref', refId);
     if (prior) {
@@ -171,7 +154,7 @@ export function createIntegrationRouter(deps: IntegrationDeps): Router {
     const key = ctx.state.key as ApiKey;
     const entityType = ctx.params.entityType as MappingEntityType;
     if (!MAPPING_ENTITY_TYPES.includes(entityType)) throw new ValidationError(`entityType must be one of ${MAPPING_ENTITY_TYPES.join(', ')}`, 'entityType');
-    const body = (await readJson(ctx.req)) as { externalId?: unknown };
+    const body = (await readJson(ctx.req, 64 * 1024)) as { externalId?: unknown };
     if (typeof body?.externalId !== 'string' || body.externalId.length === 0) throw new ValidationError('externalId: a non-empty string is required', 'externalId');
     const record = store.get(entityType, ctx.params.serviceId!) as Person | undefined;
     if (!record || record.clinicId !== key.clinicId) throw new NotFoundError(`no ${entityType} ${ctx.params.serviceId}`);

@@ -1,0 +1,77 @@
+// The CLI against a running adapter: push a document, list and show documents, list dead letters; and
+// how it fails: unknown commands, bad settings named, a missing admin token.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
+import { ROOT } from '../support/child.ts';
+import { PDF } from '../support/simulator-fixture.ts';
+import { waitFor } from '../support/wait.ts';
+
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-cli-'));
+let adapter: RunningAdapter;
+beforeAll(async () => {
+  adapter = await startAdapter({ config: parseConfig({ PORT: '0', DATA_DIR: dir, ADMIN_TOKEN: 'cli-admin-token-00001' }), logger: silentLogger() });
+});
+afterAll(async () => {
+  await adapter.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function cli(args: string[], env: Record<string, string> = {}) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['bin/emr-bridge.js', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dir, ...env } });
+    return { code: 0, out: stdout + stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, out: e.stdout + e.stderr };
+  }
+}
+
+const admin = () => ['--admin-url', adapter.url, '--admin-token', adapter.adminToken];
+
+describe('emr-bridge CLI', () => {
+  it('pushes a lab report from a file and shows it', async () => {
+    const file = join(dir, 'report.pdf');
+    writeFileSync(file, PDF);
+    const pushed = await cli(['push', 'lab-report', '--file', file, '--external-id', 'cli-lab-1', '--patient-phone', '+15550600001', '--patient-name', 'Synthetic Patient', '--label', 'Ferritin', ...admin()]);
+    expect(pushed.code, pushed.out).toBe(0);
+    expect(JSON.parse(pushed.out).document).toMatchObject({ externalId: 'cli-lab-1', source: 'cli' });
+    await waitFor(async () => JSON.parse((await cli(['documents', 'show', 'cli-lab-1', ...admin()])).out).document.status !== 'queued');
+    const listed = await cli(['documents', 'list', ...admin()]);
+    expect(JSON.parse(listed.out).documents.map((d: { externalId: string }) => d.externalId)).toContain('cli-lab-1');
+    expect(listed.out).not.toContain('Ferritin');
+  }, 30_000);
+
+  it('lists dead letters', async () => {
+    const res = await cli(['dead-letters', 'list', ...admin()]);
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.out)).toHaveProperty('events');
+  }, 20_000);
+
+  it('refuses a rejected document with its reason and a non-zero exit', async () => {
+    const file = join(dir, 'image.gif');
+    writeFileSync(file, 'GIF89a-not-allowed');
+    const res = await cli(['push', 'lab-report', '--file', file, '--external-id', 'cli-bad', '--patient-phone', '+15550600002', '--patient-name', 'X', '--label', 'Y', ...admin()]);
+    expect(res.code).toBe(1);
+    expect(res.out).toContain('unsupported_file_type');
+  }, 20_000);
+
+  it('names a bad setting and exits 2', async () => {
+    const res = await cli(['serve'], { PORT: 'eighty' });
+    expect(res.code).toBe(2);
+    expect(res.out).toContain('PORT');
+  }, 20_000);
+
+  it('answers an unknown command with usage and exit 2', async () => {
+    const res = await cli(['frobnicate']);
+    expect(res.code).toBe(2);
+    expect(res.out).toContain('usage: emr-bridge');
+  }, 20_000);
+});

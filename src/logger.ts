@@ -49,11 +49,11 @@ export interface LoggerOptions {
 export function createLogger(opts: LoggerOptions = {}): Logger {
   return pino(
     {
-      name: opts.name ?? 'emr-bridge',
       level: opts.level ?? 'info',
       redact: { paths: redactPaths(), censor: '[redacted]' },
       serializers: { err: pino.stdSerializers.err },
-      base: undefined,
+      // `app`, not pino's `name`: a top-level `name` is redacted as patient data.
+      base: { app: opts.name ?? 'emr-bridge' },
     },
     opts.destination ?? pino.destination({ dest: 1, sync: false }),
   );

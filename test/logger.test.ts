@@ -26,6 +26,7 @@ describe('createLogger redaction', () => {
       expect(out).not.toContain(secret);
     expect(out).toContain(String(event.eventId));
     expect(out).toContain('[redacted]');
+    expect(JSON.parse(lines[0]!).app).toBe('emr-bridge');
   });
 
   it('redacts document fields: label, file bytes, phones, names, message text', () => {

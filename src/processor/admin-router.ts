@@ -3,7 +3,7 @@
 import Router from '@koa/router';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../database/open.ts';
-import { NotFoundError, ValidationError } from '../errors.ts';
+import { AppError, NotFoundError } from '../errors.ts';
 import { readValidated } from '../http/json-body.ts';
 import { z } from 'zod';
 import type { Logger } from '../logger.ts';
@@ -22,7 +22,7 @@ export function createProcessorAdminRouter(deps: { db: Db; clock: Clock; logger:
   router.post('/dead-letters/:eventId/replay', (ctx) => {
     const eventId = ctx.params.eventId!;
     if (!deadLetters.get(eventId)) throw new NotFoundError('no such event');
-    if (!deadLetters.replay(eventId)) throw new ValidationError('the event is not a dead letter', 'eventId', 'not_dead_letter');
+    if (!deadLetters.replay(eventId)) throw new AppError({ code: 'not_dead_letter', status: 409, message: 'the event is not a dead letter' });
     ctx.body = { replayed: deadLetters.get(eventId) };
   });
   router.get('/events/:eventId', (ctx) => {

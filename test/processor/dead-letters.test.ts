@@ -67,6 +67,7 @@ describe('dead letters', () => {
     expect((await request(app.callback()).get('/admin/dead-letters')).status).toBe(401);
 
     expect((await request(app.callback()).post(`/admin/dead-letters/${a}/replay`).set(auth)).status).toBe(200);
+    expect((await request(app.callback()).post(`/admin/dead-letters/${a}/replay`).set(auth)).status).toBe(409);
     await f.processor.runOnce();
     expect(f.state(a)?.state).toBe('applied');
     expect((await request(app.callback()).get(`/admin/events/${a}`).set(auth)).body).toMatchObject({ eventId: a, state: 'applied' });

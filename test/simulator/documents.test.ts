@@ -115,6 +115,19 @@ describe('documents', () => {
     expect(await messages(f)).toHaveLength(0);
   });
 
+  it('limits requests per key per minute with 429 and Retry-After', async () => {
+    f = await simulatorFixture();
+    await f.http().post('/_sim/faults').send({ rateLimitPerMinute: 2 });
+    expect((await f.api('get', 'documents/a')).status).toBe(404);
+    expect((await f.api('get', 'documents/b')).status).toBe(404);
+    const limited = await f.api('get', 'documents/c');
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.code).toBe('rate_limited');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    f.clock.advance(60_000);
+    expect((await f.api('get', 'documents/d')).status).toBe(404);
+  });
+
   it('GET of an unknown externalId is 404 not_found', async () => {
     f = await simulatorFixture();
     const res = await f.api('get', 'documents/nope');

@@ -86,17 +86,12 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
       logger: logger.child({ component: 'emr' }),
     });
 
-  let serviceClient: ReturnType<typeof createServiceClient> | undefined;
-  const lazyClient = {
-    // Built on first use, once bundled provisioning has issued the key.
-    get: () => (serviceClient ??= createServiceClient({ baseUrl: credentials.serviceUrl, apiKey: credentials.apiKey, timeoutMs: config.service.timeoutMs, clock })),
-  };
-  const clientFacade = {
-    postDocument: (...a: Parameters<ReturnType<typeof createServiceClient>['postDocument']>) => lazyClient.get().postDocument(...a),
-    getDocument: (externalId: string) => lazyClient.get().getDocument(externalId),
-    putMapping: (...a: Parameters<ReturnType<typeof createServiceClient>['putMapping']>) => lazyClient.get().putMapping(...a),
-    close: async () => serviceClient?.close(),
-  };
+  const serviceClient = createServiceClient({
+    baseUrl: credentials.serviceUrl,
+    apiKey: () => credentials.apiKey,
+    timeoutMs: config.service.timeoutMs,
+    clock,
+  });
 
   const documentEvents = createDocumentEventSink({ db, clock, logger: logger.child({ component: 'pusher' }), emr });
   const processor = createProcessor({
@@ -104,7 +99,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     clock,
     logger: logger.child({ component: 'processor' }),
     emr,
-    serviceClient: clientFacade,
+    serviceClient,
     documentEvents,
     config,
     metrics,
@@ -114,7 +109,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     clock,
     logger: logger.child({ component: 'pusher' }),
     emr,
-    serviceClient: clientFacade,
+    serviceClient,
     config,
     metrics,
   });
@@ -189,7 +184,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
         await inbox.close();
         await processor.stop();
         await pusher.stop();
-        await clientFacade.close();
+        await serviceClient.close();
         await emr.close();
         db.close();
         await bundled?.close();

@@ -15,7 +15,8 @@ import { classifyStatus, parseRetryAfter, ServiceCallError } from './errors.ts';
 
 export interface ServiceClientOptions {
   baseUrl: string;
-  apiKey: string;
+  /** A function when the key can change while running (zero-configuration set-up, key rotation). */
+  apiKey: string | (() => string);
   timeoutMs: number;
   clock: Clock;
   /** For tests; by default the client owns an Agent and closes it in close(). */
@@ -49,6 +50,7 @@ export function createServiceClient(opts: ServiceClientOptions): ServiceClient {
       });
   const dispatcher = opts.dispatcher ?? ownAgent!;
   const base = opts.baseUrl.replace(/\/+$/, '');
+  const apiKey = typeof opts.apiKey === 'function' ? opts.apiKey : () => opts.apiKey as string;
 
   async function call(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown) {
     let res: Dispatcher.ResponseData;
@@ -59,7 +61,7 @@ export function createServiceClient(opts: ServiceClientOptions): ServiceClient {
         headersTimeout: opts.timeoutMs,
         bodyTimeout: opts.timeoutMs,
         headers: {
-          authorization: authorizationHeader(opts.apiKey),
+          authorization: authorizationHeader(apiKey()),
           accept: 'application/json',
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },

@@ -88,6 +88,8 @@ export interface DocumentOutcome {
 export interface EmrPort {
   /** Finds the record carrying the service's id, or creates it. Never makes two for one serviceId. */
   ensurePatient(input: PatientInput): Promise<EmrRecord>;
+  /** Applies a newer snapshot of a patient (name, phone) to its existing record. */
+  updatePatient(id: string, input: PatientInput): Promise<void>;
   ensurePractitioner(input: PractitionerInput): Promise<EmrRecord>;
   ensureLocation(input: LocationInput): Promise<EmrRecord>;
   ensureAppointment(input: AppointmentInput): Promise<EmrRecord>;

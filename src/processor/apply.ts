@@ -15,6 +15,15 @@ export interface ApplyDeps {
   emr: EmrPort;
   mappings: MappingStore;
   documentEvents: DocumentEventSink;
+  /** occurredAt of the newest snapshot applied for an entity key, if any. */
+  appliedVersion(entityKey: string): string | undefined;
+}
+
+/** What applying an event leaves to record in the same transaction as its applied mark. */
+export interface Applied {
+  claims: Claim[];
+  /** Entities whose snapshot this event applied, besides the event's own entity. */
+  versions: { entityKey: string; occurredAt: string }[];
 }
 
 /** A mapping to post once the event is marked applied. */
@@ -42,10 +51,21 @@ async function resolve(
   return { id, isNew };
 }
 
-async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, claims: Claim[]): Promise<void> {
-  const patient = await resolve(deps, claims, 'patient', e.patient, () =>
-    deps.emr.ensurePatient({ serviceId: e.patient.serviceId, name: e.patient.name, phone: e.patient.phone }),
-  );
+/** A patient record that already existed takes the event's snapshot of it, unless a newer one was applied. */
+async function applyPatientSnapshot(deps: ApplyDeps, out: Applied, patient: { serviceId: string; externalId: string | null; name: string; phone: string }, occurredAt: string): Promise<string> {
+  const input = { serviceId: patient.serviceId, name: patient.name, phone: patient.phone };
+  const record = await resolve(deps, out.claims, 'patient', patient, () => deps.emr.ensurePatient(input));
+  const entityKey = `patient:${patient.serviceId}`;
+  const applied = deps.appliedVersion(entityKey);
+  if (applied !== undefined && occurredAt < applied) return record.id;
+  if (!record.isNew) await deps.emr.updatePatient(record.id, input);
+  out.versions.push({ entityKey, occurredAt });
+  return record.id;
+}
+
+async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Applied): Promise<void> {
+  const claims = out.claims;
+  const patient = { id: await applyPatientSnapshot(deps, out, e.patient, e.occurredAt) };
   const doctor = await resolve(deps, claims, 'doctor', e.doctor, () =>
     deps.emr.ensurePractitioner({ serviceId: e.doctor.serviceId, name: e.doctor.name }),
   );
@@ -72,25 +92,19 @@ async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, claims: Cl
   if (!appointment.isNew) await deps.emr.updateAppointment(appointment.id, input);
 }
 
-async function applyPatient(deps: ApplyDeps, e: PatientCreatedEvent, claims: Claim[]): Promise<void> {
-  await resolve(deps, claims, 'patient', e.patient, () =>
-    deps.emr.ensurePatient({ serviceId: e.patient.serviceId, name: e.patient.name, phone: e.patient.phone }),
-  );
-}
-
-/** Returns the mappings to queue for the service. */
-export async function applyEvent(deps: ApplyDeps, event: WebhookEvent): Promise<Claim[]> {
-  const claims: Claim[] = [];
+/** Returns the mappings to queue for the service and the snapshots applied. */
+export async function applyEvent(deps: ApplyDeps, event: WebhookEvent): Promise<Applied> {
+  const out: Applied = { claims: [], versions: [] };
   switch (event.eventType) {
     case 'patient.created':
-      await applyPatient(deps, event, claims);
+      await applyPatientSnapshot(deps, out, (event as PatientCreatedEvent).patient, event.occurredAt);
       break;
     case 'document.delivered':
     case 'document.failed':
       await deps.documentEvents.apply(event);
       break;
     default:
-      await applyAppointment(deps, event, claims);
+      await applyAppointment(deps, event as AppointmentEvent, out);
   }
-  return claims;
+  return out;
 }

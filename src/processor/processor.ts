@@ -76,9 +76,10 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       'INSERT INTO entity_versions (entity_key, occurred_at, event_id) VALUES (?, ?, ?) ON CONFLICT (entity_key) DO UPDATE SET occurred_at = excluded.occurred_at, event_id = excluded.event_id WHERE excluded.occurred_at >= entity_versions.occurred_at',
     ),
   };
-  const markApplied = db.transaction((inboxId: number, entityKey: string, occurredAt: string, eventId: string, claims: Awaited<ReturnType<typeof applyEvent>>) => {
+  const markApplied = db.transaction((inboxId: number, entityKey: string, occurredAt: string, eventId: string, applied: Awaited<ReturnType<typeof applyEvent>>) => {
     versions.set.run(entityKey, occurredAt, eventId);
-    for (const c of claims) mappings.enqueue(c.entityType, c.serviceId, c.emrId);
+    for (const v of applied.versions) versions.set.run(v.entityKey, v.occurredAt, eventId);
+    for (const c of applied.claims) mappings.enqueue(c.entityType, c.serviceId, c.emrId);
     queue.finish(inboxId, 'applied');
   });
 
@@ -105,10 +106,10 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       return true;
     }
     try {
-      const claims = await applyEvent({ emr: deps.emr, mappings, documentEvents: deps.documentEvents }, event);
-      markApplied(c.inboxId, entityKey, event.occurredAt, event.eventId, claims);
+      const applied = await applyEvent({ emr: deps.emr, mappings, documentEvents: deps.documentEvents, appliedVersion: (k) => versions.get.get(k) as string | undefined }, event);
+      markApplied(c.inboxId, entityKey, event.occurredAt, event.eventId, applied);
       outcomes.inc({ state: 'applied' });
-      log.debug({ eventType: event.eventType, claims: claims.length }, 'event applied');
+      log.debug({ eventType: event.eventType, claims: applied.claims.length }, 'event applied');
       return true;
     } catch (err) {
       const d = describeError(err);

@@ -31,7 +31,7 @@ export interface PusherDeps {
 }
 
 const LEASE_MS = 60_000;
-const BATCH = 8;
+const BATCH = 32;
 
 export function createPusher(deps: PusherDeps) {
   const { clock, logger, config } = deps;

@@ -66,6 +66,10 @@ describe('createFhirEmr', () => {
     expect(again.created).toBe(false);
     const bundle = await get<{ total: number }>(`Patient?identifier=${SYSTEM}|pat_concurrent`);
     expect(bundle.total).toBe(1);
+    await emr.updatePatient(again.id, { ...input, name: 'Renamed Patient' });
+    const updated = await get<{ name: { text: string }[]; identifier: { value: string }[] }>(`Patient/${again.id}`);
+    expect(updated.name[0]!.text).toBe('Renamed Patient');
+    expect(updated.identifier[0]!.value).toBe('pat_concurrent');
   });
 
   it('maps appointment statuses and keeps an unknown one in an extension', async () => {

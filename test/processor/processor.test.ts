@@ -126,6 +126,23 @@ describe('processor', () => {
     expect(f.state(id)).toMatchObject({ state: 'applied', attempts: 2 });
   });
 
+  it("applies a newer snapshot of the patient to the existing record, and ignores an older one", async () => {
+    const f = processorFixture();
+    const withPatient = (occurredAt: string, serviceId: string, name: string) => {
+      const e = appointmentEvent({ serviceId, occurredAt });
+      e.patient = { ...(e.patient as object), serviceId: 'pat_shared', name };
+      return e;
+    };
+    f.store(withPatient('2026-01-15T09:00:00.000Z', 'apt_1', 'First Name'));
+    await f.processor.runOnce();
+    f.store(withPatient('2026-01-15T10:00:00.000Z', 'apt_2', 'Renamed Patient'));
+    await f.processor.runOnce();
+    f.store(withPatient('2026-01-15T09:30:00.000Z', 'apt_3', 'Stale Name'));
+    await f.processor.runOnce();
+    expect(f.emr.records.patient.size).toBe(1);
+    expect((f.emr.records.patient.get('pat_shared')!.data as { name: string }).name).toBe('Renamed Patient');
+  });
+
   it('keeps unknown enumeration values and extra keys', async () => {
     const f = processorFixture();
     const e = appointmentEvent({ status: 'Tentative' });

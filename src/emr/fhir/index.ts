@@ -33,6 +33,9 @@ export function createFhirEmr(opts: FhirEmrOptions): EmrPort {
 
   return {
     ensurePatient: (p) => ensure(patientResource(system, p), p.serviceId),
+    async updatePatient(id, p) {
+      await http.call('PUT', `Patient/${encodeURIComponent(id)}`, { ...patientResource(system, p), id });
+    },
     ensurePractitioner: (d) => ensure(practitionerResource(system, d), d.serviceId),
     ensureLocation: (l) => ensure(locationResource(system, l), l.serviceId),
     async ensureAppointment(a) {

@@ -29,6 +29,12 @@ export function createMemoryEmr(): MemoryEmr {
     calls: 0,
     appointments: () => [...records.appointment.values()].map((r) => ({ ...(byId.get(r.id) as AppointmentInput), id: r.id })),
     ensurePatient: (p) => ensure('patient', p.serviceId, p),
+    async updatePatient(id, p) {
+      gate();
+      const entry = [...records.patient.values()].find((r) => r.id === id);
+      if (!entry) throw new Error(`no patient ${id}`);
+      entry.data = p;
+    },
     ensurePractitioner: (d) => ensure('practitioner', d.serviceId, d),
     ensureLocation: (l) => ensure('location', l.serviceId, l),
     async ensureAppointment(a) {

@@ -2,6 +2,7 @@
 // never makes two records for one serviceId) and its EMR id recorded at once; an entity the service
 // has not mapped yet (externalId null) gets its mapping queued for the service. The caller marks the
 // event applied afterwards, so a crash in between repeats only idempotent steps.
+import { createHash } from 'node:crypto';
 import type { MappingEntityType } from '../contract/api.ts';
 import type { AppointmentEvent, DocumentEvent, PatientCreatedEvent, WebhookEvent } from '../contract/events.ts';
 import type { EmrPort, EmrRecord } from '../emr/port.ts';
@@ -15,15 +16,15 @@ export interface ApplyDeps {
   emr: EmrPort;
   mappings: MappingStore;
   documentEvents: DocumentEventSink;
-  /** occurredAt of the newest snapshot applied for an entity key, if any. */
-  appliedVersion(entityKey: string): string | undefined;
+  /** The newest snapshot applied for an entity key, if any. */
+  appliedVersion(entityKey: string): { occurredAt: string; hash: string | null } | undefined;
 }
 
 /** What applying an event leaves to record in the same transaction as its applied mark. */
 export interface Applied {
   claims: Claim[];
   /** Entities whose snapshot this event applied, besides the event's own entity. */
-  versions: { entityKey: string; occurredAt: string }[];
+  versions: { entityKey: string; occurredAt: string; hash?: string }[];
 }
 
 /** A mapping to post once the event is marked applied. */
@@ -57,9 +58,10 @@ async function applyPatientSnapshot(deps: ApplyDeps, out: Applied, patient: { se
   const record = await resolve(deps, out.claims, 'patient', patient, () => deps.emr.ensurePatient(input));
   const entityKey = `patient:${patient.serviceId}`;
   const applied = deps.appliedVersion(entityKey);
-  if (applied !== undefined && occurredAt < applied) return record.id;
-  if (!record.isNew) await deps.emr.updatePatient(record.id, input);
-  out.versions.push({ entityKey, occurredAt });
+  if (applied !== undefined && occurredAt < applied.occurredAt) return record.id;
+  const hash = createHash('sha256').update(JSON.stringify([input.name, input.phone])).digest('base64url');
+  if (!record.isNew && applied?.hash !== hash) await deps.emr.updatePatient(record.id, input);
+  out.versions.push({ entityKey, occurredAt, hash });
   return record.id;
 }
 

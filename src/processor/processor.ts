@@ -72,13 +72,14 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   const retention = createRetention(db, clock, config.retention);
   const versions = {
     get: db.prepare('SELECT occurred_at FROM entity_versions WHERE entity_key = ?').pluck(),
+    full: db.prepare('SELECT occurred_at AS occurredAt, snapshot_hash AS hash FROM entity_versions WHERE entity_key = ?'),
     set: db.prepare(
-      'INSERT INTO entity_versions (entity_key, occurred_at, event_id) VALUES (?, ?, ?) ON CONFLICT (entity_key) DO UPDATE SET occurred_at = excluded.occurred_at, event_id = excluded.event_id WHERE excluded.occurred_at >= entity_versions.occurred_at',
+      'INSERT INTO entity_versions (entity_key, occurred_at, event_id, snapshot_hash) VALUES (?, ?, ?, ?) ON CONFLICT (entity_key) DO UPDATE SET occurred_at = excluded.occurred_at, event_id = excluded.event_id, snapshot_hash = coalesce(excluded.snapshot_hash, entity_versions.snapshot_hash) WHERE excluded.occurred_at >= entity_versions.occurred_at',
     ),
   };
   const markApplied = db.transaction((inboxId: number, entityKey: string, occurredAt: string, eventId: string, applied: Awaited<ReturnType<typeof applyEvent>>) => {
-    versions.set.run(entityKey, occurredAt, eventId);
-    for (const v of applied.versions) versions.set.run(v.entityKey, v.occurredAt, eventId);
+    versions.set.run(entityKey, occurredAt, eventId, null);
+    for (const v of applied.versions) versions.set.run(v.entityKey, v.occurredAt, eventId, v.hash ?? null);
     for (const c of applied.claims) mappings.enqueue(c.entityType, c.serviceId, c.emrId);
     queue.finish(inboxId, 'applied');
   });
@@ -106,7 +107,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       return true;
     }
     try {
-      const applied = await applyEvent({ emr: deps.emr, mappings, documentEvents: deps.documentEvents, appliedVersion: (k) => versions.get.get(k) as string | undefined }, event);
+      const applied = await applyEvent({ emr: deps.emr, mappings, documentEvents: deps.documentEvents, appliedVersion: (k) => versions.full.get(k) as { occurredAt: string; hash: string | null } | undefined }, event);
       markApplied(c.inboxId, entityKey, event.occurredAt, event.eventId, applied);
       outcomes.inc({ state: 'applied' });
       log.debug({ eventType: event.eventType, claims: applied.claims.length }, 'event applied');

@@ -3,6 +3,7 @@
 // documents by polling after releaseAfter or on a schedule, and writes each new status back to the EMR.
 // runOnce() does what is due now; start() adds the node-cron scan of the EMR and a real-time loop.
 import cron, { type ScheduledTask } from 'node-cron';
+import { Gauge } from 'prom-client';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DocumentRequest } from '../contract/documents.ts';
@@ -40,6 +41,17 @@ export function createPusher(deps: PusherDeps) {
   const outbox = createOutbox(deps.db, clock);
   const scanner = createScanner({ ...deps, outbox });
   const heldPollMs = s.heldPollSeconds * 1000;
+  const countByState = deps.db.prepare('SELECT state, count(*) AS n FROM outbox_documents GROUP BY state');
+  new Gauge({
+    name: 'emr_bridge_outbox_documents',
+    help: 'Documents in the outbox, by status (queued, SENT, HELD, FAILED, SUPPRESSED, REJECTED).',
+    labelNames: ['status'] as const,
+    registers: deps.metrics ? [deps.metrics.registry] : [],
+    collect() {
+      this.reset();
+      for (const r of countByState.all() as { state: string; n: number }[]) this.set({ status: r.state }, r.n);
+    },
+  });
 
   function nextPoll(releaseAfter: string | undefined): number {
     // Quiet hours: ask just after the release; auto-send off: on the schedule.

@@ -42,6 +42,8 @@ describe('documents from the adapter to the patient', () => {
     const m = await messagesTo(s, d.patientPhone);
     expect(m).toHaveLength(1);
     expect(m[0]!.text).toContain('Full blood count');
+    const metrics = await (await fetch(`${s.adapter.url}/metrics`)).text();
+    expect(metrics).toMatch(/emr_bridge_outbox_documents\{status="SENT"\} 1/);
   }, 30_000);
 
   it('a prescription is HELD, released by the clinic, and the new status arrives by event', async () => {

@@ -76,11 +76,10 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
   async function provision(webhookUrl: string): Promise<BundledCredentials> {
     if (!simulator) throw new Error('provisioning needs the bundled simulator');
     const known = state.credentials;
-    if (known && known.webhookUrl === webhookUrl) {
-      const found = await control(simulator.url, 'GET', `/_sim/subscriptions/${encodeURIComponent(known.subscriptionId)}`);
-      if (found.status === 200) return known;
-    }
-    const clinic = known
+    // The simulator's own database may have been reset while bundled.json stayed: then start over.
+    const stillThere = known && (await control(simulator.url, 'GET', `/_sim/subscriptions/${encodeURIComponent(known.subscriptionId)}`)).status === 200;
+    if (known && stillThere && known.webhookUrl === webhookUrl) return known;
+    const clinic = known && stillThere
       ? { clinicId: known.clinicId, apiKey: known.apiKey }
       : await (async () => {
           const c = await control<{ clinicId: string }>(simulator.url, 'POST', '/_sim/clinics', {});

@@ -51,5 +51,18 @@ describe('emr-bridge serve with zero configuration', () => {
     expect(found[0]!.resource.participant.length).toBeGreaterThanOrEqual(3);
 
     expect(await child.stop('SIGTERM')).toBe(0);
+
+    // A restart on the same data folder keeps the clinic, the simulator's state and the EMR's records.
+    child = await startChild(['bin/emr-bridge.js', 'serve'], { env, timeoutMs: 30_000 });
+    const again = await waitFor(() => {
+      const out = child!.output();
+      const fhir = /^\s+FHIR R4 EMR\s+(http\S+)/m.exec(out)?.[1];
+      const clinicId = /"clinicId":"([^"]+)"/.exec(out)?.[1];
+      return fhir && clinicId ? { fhir, clinicId } : undefined;
+    });
+    expect(again.clinicId).toBe(banner.clinicId);
+    const kept = await fetch(`${again.fhir}/Appointment?identifier=${encodeURIComponent(`urn:emr-bridge:service|${serviceId}`)}`);
+    expect(((await kept.json()) as { entry?: unknown[] }).entry).toHaveLength(1);
+    expect(await child.stop('SIGTERM')).toBe(0);
   }, 60_000);
 });

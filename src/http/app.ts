@@ -31,6 +31,9 @@ export function createApp(deps: AppDeps): Koa {
   app.silent = true;
   app.use(errorMiddleware(deps.logger));
 
+  // The webhook route first: it is the one on the hot path.
+  for (const r of deps.routers) app.use(r.routes()).use(r.allowedMethods());
+
   const root = new Router();
   root.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -55,8 +58,6 @@ export function createApp(deps: AppDeps): Koa {
     ctx.body = await deps.metrics.registry.metrics();
   });
   app.use(root.routes()).use(root.allowedMethods());
-
-  for (const r of deps.routers) app.use(r.routes()).use(r.allowedMethods());
 
   const admin = new Router({ prefix: '/admin' });
   admin.use(adminAuth(deps.adminToken));

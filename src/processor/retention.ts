@@ -12,11 +12,13 @@ export function createRetention(db: Db, clock: Clock, settings: Config['retentio
     UPDATE inbox_events SET body = NULL
     WHERE body IS NOT NULL AND id IN (
       SELECT inbox_id FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < ?)`);
+  // The newest inbox row always stays: SQLite reuses the largest rowid once it is deleted, and the
+  // processor takes in rows by id, so a reused id would hide a new event behind its cursor.
   const dropEvents = db.prepare(`
-    DELETE FROM inbox_events WHERE id IN (
+    DELETE FROM inbox_events WHERE id < (SELECT max(id) FROM inbox_events) AND id IN (
       SELECT inbox_id FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < ?)`);
   const dropProcessing = db.prepare(
-    "DELETE FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < ?",
+    "DELETE FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < ? AND inbox_id NOT IN (SELECT id FROM inbox_events)",
   );
   const prune = db.transaction(() => {
     const now = clock.now();

@@ -102,4 +102,17 @@ describe('retention', () => {
     expect(f.state(dead)?.state).toBe('dead');
     expect(body(dead)).not.toBeNull();
   });
+
+  it('never lets a pruned id be reused, so a new event after a quiet month is still taken in', async () => {
+    const f = processorFixture({ RETENTION_EVENT_ID_DAYS: '7' });
+    f.store(appointmentEvent({ serviceId: 'apt_old_1' }));
+    f.store(appointmentEvent({ serviceId: 'apt_old_2' }));
+    await f.processor.runOnce();
+    f.clock.advance(40 * DAY);
+    await f.processor.runOnce();
+    expect(f.db.prepare('SELECT count(*) FROM inbox_events').pluck().get()).toBe(1);
+    const fresh = f.store(appointmentEvent({ serviceId: 'apt_new' }));
+    await f.processor.runOnce();
+    expect(f.state(fresh)?.state).toBe('applied');
+  });
 });

@@ -144,7 +144,17 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
 
   const server = createServer(app.callback());
   server.keepAliveTimeout = 5_000;
-  const port = await listen(server, config.port, config.host);
+  let port: number;
+  try {
+    port = await listen(server, config.port, config.host);
+  } catch (err) {
+    // A taken port must not leave the database or the bundled servers holding the process open.
+    await serviceClient.close();
+    await emr.close();
+    db.close();
+    await bundled?.close();
+    throw err;
+  }
   const url = `http://127.0.0.1:${port}`;
   const webhookUrl = `${url}${WEBHOOK_PATH}`;
 

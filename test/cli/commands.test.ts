@@ -1,6 +1,7 @@
 // The CLI against a running adapter: push a document, list and show documents, list dead letters; and
 // how it fails: unknown commands, bad settings named, a missing admin token.
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,6 +68,16 @@ describe('emr-bridge CLI', () => {
     const res = await cli(['serve'], { PORT: 'eighty' });
     expect(res.code).toBe(2);
     expect(res.out).toContain('PORT');
+  }, 20_000);
+
+  it('exits 1 naming the address when the port is taken, leaving nothing running', async () => {
+    const blocker = createServer().listen(0, '127.0.0.1');
+    await new Promise((resolve) => blocker.once('listening', resolve));
+    const port = String((blocker.address() as { port: number }).port);
+    const res = await cli(['serve', '--port', port], { DATA_DIR: join(dir, 'taken') });
+    blocker.close();
+    expect(res.code).toBe(1);
+    expect(res.out).toContain('EADDRINUSE');
   }, 20_000);
 
   it('answers an unknown command with usage and exit 2', async () => {

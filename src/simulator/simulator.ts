@@ -78,6 +78,8 @@ export function createSimulator(opts: SimulatorOptions): Simulator {
     emit,
     runDue,
     async advance(ms) {
+      // Moving the clock by `ms` adds exactly `ms` to the offset, however long firing what falls due takes.
+      const targetOffset = clock.offsetMs() + ms;
       const target = clock.now() + ms;
       const nextDue = () => Math.min(dispatcher.nextDueAt() ?? Infinity, documents.nextReleaseAt() ?? Infinity);
       for (;;) {
@@ -88,7 +90,7 @@ export function createSimulator(opts: SimulatorOptions): Simulator {
         // What is still due now cannot fire (a paused subscription): nothing more happens before target.
         if (nextDue() <= clock.now()) break;
       }
-      if (target > clock.now()) clock.advance(target - clock.now());
+      if (targetOffset > clock.offsetMs()) clock.advance(targetOffset - clock.offsetMs());
       store.setMeta('clock_offset_ms', String(clock.offsetMs()));
       await runDue();
     },

@@ -68,13 +68,13 @@ describe('documents from the adapter to the patient', () => {
   it('a lab report inside quiet hours is HELD and delivered once the clock passes releaseAfter', async () => {
     const hour = new Date().getUTCHours();
     const hh = (h: number) => `${String((h + 24) % 24).padStart(2, '0')}:00`;
-    s = await startStack({ clinic: { timeZone: 'UTC', quietHours: { start: hh(hour - 1), end: hh(hour + 1) } } });
+    s = await startStack({ clinic: { timeZone: 'UTC', quietHours: { start: hh(hour - 1), end: hh(hour + 2) } } });
     const d = doc('lab_report');
     await s.admin('POST', '/documents', d);
     const held = await until(s, d.externalId, 'HELD');
     expect(Date.parse(held.releaseAfter!)).toBeGreaterThan(Date.now());
     expect(await messagesTo(s, d.patientPhone)).toHaveLength(0);
-    await s.simPost('/_sim/clock/advance', { seconds: 2 * 3600 });
+    await s.simPost('/_sim/clock/advance', { seconds: 3 * 3600 });
     const sent = await until(s, d.externalId, 'SENT');
     expect(sent.sentAt).toBe(held.releaseAfter);
     expect(await messagesTo(s, d.patientPhone)).toHaveLength(1);

@@ -32,7 +32,7 @@ export interface PusherDeps {
 }
 
 const LEASE_MS = 60_000;
-const BATCH = 32;
+const WINDOW = 16;
 
 export function createPusher(deps: PusherDeps) {
   const { clock, logger, config } = deps;
@@ -111,15 +111,25 @@ export function createPusher(deps: PusherDeps) {
     }
   }
 
-  async function runOnce(): Promise<number> {
+  /** Keeps up to WINDOW sends in flight, claiming more as each one finishes, until nothing is due. */
+  async function sendDue(): Promise<number> {
+    const inFlight = new Set<Promise<void>>();
     let done = 0;
     for (;;) {
-      const rows = outbox.claimDue(BATCH, LEASE_MS);
-      if (rows.length === 0) break;
-      await Promise.all(rows.map(send));
-      done += rows.length;
-      if (stopping) break;
+      if (!stopping && inFlight.size < WINDOW) {
+        for (const row of outbox.claimDue(WINDOW - inFlight.size, LEASE_MS)) {
+          const p: Promise<void> = send(row).finally(() => inFlight.delete(p));
+          inFlight.add(p);
+          done++;
+        }
+      }
+      if (inFlight.size === 0) return done;
+      await Promise.race(inFlight);
     }
+  }
+
+  async function runOnce(): Promise<number> {
+    const done = await sendDue();
     const held = outbox.heldDue();
     await Promise.all(held.map(follow));
     for (const row of outbox.unsynced()) await syncToEmr(row);

@@ -31,17 +31,33 @@ export function createManualClock(startMs = Date.parse('2026-01-15T10:00:00.000Z
 export interface OffsetClock extends Clock {
   advance(ms: number): void;
   offsetMs(): number;
+  /**
+   * Stops the clock at its current reading until release(); advance() still moves it. While the simulator
+   * fires what falls due on a jump forward, each thing then happens at exactly its own time, however
+   * long the firing takes in real time.
+   */
+  hold(): void;
+  release(): void;
 }
 
 export function createOffsetClock(base: Clock = systemClock, initialOffsetMs = 0): OffsetClock {
   let offset = initialOffsetMs;
+  let held: number | undefined;
   return {
-    now: () => base.now() + offset,
+    now: () => held ?? base.now() + offset,
     advance: (ms) => {
       if (!Number.isFinite(ms) || ms < 0) throw new RangeError('the clock only moves forward');
       offset += ms;
+      if (held !== undefined) held += ms;
     },
     offsetMs: () => offset,
+    hold: () => {
+      held ??= base.now() + offset;
+    },
+    // Real time that passed while held shows again at once: the reading only ever moves forward.
+    release: () => {
+      held = undefined;
+    },
   };
 }
 

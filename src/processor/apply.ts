@@ -6,25 +6,32 @@ import { createHash } from 'node:crypto';
 import type { MappingEntityType } from '../contract/api.ts';
 import type { AppointmentEvent, DocumentEvent, PatientCreatedEvent, WebhookEvent } from '../contract/events.ts';
 import type { EmrPort, EmrRecord } from '../emr/port.ts';
+import type { EntityLocks } from './entity-locks.ts';
 import type { MappingStore } from './mappings.ts';
 
 export interface DocumentEventSink {
   apply(event: DocumentEvent): Promise<void>;
 }
 
+export interface AppliedVersion {
+  occurredAt: string;
+  hash: string | null;
+}
+
 export interface ApplyDeps {
   emr: EmrPort;
   mappings: MappingStore;
   documentEvents: DocumentEventSink;
+  locks: EntityLocks;
   /** The newest snapshot applied for an entity key, if any. */
-  appliedVersion(entityKey: string): { occurredAt: string; hash: string | null } | undefined;
+  appliedVersion(entityKey: string): AppliedVersion | undefined;
+  /** Records a snapshot as applied (never moves an entity's version back). */
+  recordVersion(entityKey: string, occurredAt: string, eventId: string, hash: string): void;
 }
 
 /** What applying an event leaves to record in the same transaction as its applied mark. */
 export interface Applied {
   claims: Claim[];
-  /** Entities whose snapshot this event applied, besides the event's own entity. */
-  versions: { entityKey: string; occurredAt: string; hash?: string }[];
 }
 
 /** A mapping to post once the event is marked applied. */
@@ -41,33 +48,45 @@ async function resolve(
   entity: { serviceId: string; externalId: string | null },
   ensure: () => Promise<EmrRecord>,
 ): Promise<{ id: string; isNew: boolean }> {
-  let id = deps.mappings.find(entityType, entity.serviceId);
-  let isNew = false;
-  if (!id) {
+  // Find-or-create is one step per entity: two events naming the same new doctor make one record.
+  const found = await deps.locks.run(`claim:${entityType}:${entity.serviceId}`, async () => {
+    const known = deps.mappings.find(entityType, entity.serviceId);
+    if (known) return { id: known, isNew: false };
     const record = await ensure();
-    id = deps.mappings.record(entityType, entity.serviceId, record.id);
-    isNew = record.created;
-  }
-  if (entity.externalId === null) claims.push({ entityType, serviceId: entity.serviceId, emrId: id });
-  return { id, isNew };
+    return { id: deps.mappings.record(entityType, entity.serviceId, record.id), isNew: record.created };
+  });
+  if (entity.externalId === null) claims.push({ entityType, serviceId: entity.serviceId, emrId: found.id });
+  return found;
 }
 
-/** A patient record that already existed takes the event's snapshot of it, unless a newer one was applied. */
-async function applyPatientSnapshot(deps: ApplyDeps, out: Applied, patient: { serviceId: string; externalId: string | null; name: string; phone: string }, occurredAt: string): Promise<string> {
+/**
+ * A patient record that already existed takes the event's snapshot of it, unless a newer one was applied.
+ * Check, write and version are one step per patient, so an older snapshot carried by another appointment's
+ * event, applied at the same moment, can never land after a newer one.
+ */
+async function applyPatientSnapshot(
+  deps: ApplyDeps,
+  out: Applied,
+  patient: { serviceId: string; externalId: string | null; name: string; phone: string },
+  e: { occurredAt: string; eventId: string },
+): Promise<string> {
   const input = { serviceId: patient.serviceId, name: patient.name, phone: patient.phone };
-  const record = await resolve(deps, out.claims, 'patient', patient, () => deps.emr.ensurePatient(input));
   const entityKey = `patient:${patient.serviceId}`;
-  const applied = deps.appliedVersion(entityKey);
-  if (applied !== undefined && occurredAt < applied.occurredAt) return record.id;
-  const hash = createHash('sha256').update(JSON.stringify([input.name, input.phone])).digest('base64url');
-  if (!record.isNew && applied?.hash !== hash) await deps.emr.updatePatient(record.id, input);
-  out.versions.push({ entityKey, occurredAt, hash });
-  return record.id;
+  return deps.locks.run(entityKey, async () => {
+    const record = await resolve(deps, out.claims, 'patient', patient, () => deps.emr.ensurePatient(input));
+    const applied = deps.appliedVersion(entityKey);
+    if (applied !== undefined && e.occurredAt < applied.occurredAt) return record.id;
+    const hash = createHash('sha256').update(JSON.stringify([input.name, input.phone])).digest('base64url');
+    if (!record.isNew && applied?.hash !== hash) await deps.emr.updatePatient(record.id, input);
+    // Recorded once the EMR has it: a crash before the event's applied mark repeats an unchanged snapshot, a no-op.
+    deps.recordVersion(entityKey, e.occurredAt, e.eventId, hash);
+    return record.id;
+  });
 }
 
 async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Applied): Promise<void> {
   const claims = out.claims;
-  const patient = { id: await applyPatientSnapshot(deps, out, e.patient, e.occurredAt) };
+  const patient = { id: await applyPatientSnapshot(deps, out, e.patient, e) };
   const doctor = await resolve(deps, claims, 'doctor', e.doctor, () =>
     deps.emr.ensurePractitioner({ serviceId: e.doctor.serviceId, name: e.doctor.name }),
   );
@@ -94,12 +113,12 @@ async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Appli
   if (!appointment.isNew) await deps.emr.updateAppointment(appointment.id, input);
 }
 
-/** Returns the mappings to queue for the service and the snapshots applied. */
+/** Returns the mappings to queue for the service. */
 export async function applyEvent(deps: ApplyDeps, event: WebhookEvent): Promise<Applied> {
-  const out: Applied = { claims: [], versions: [] };
+  const out: Applied = { claims: [] };
   switch (event.eventType) {
     case 'patient.created':
-      await applyPatientSnapshot(deps, out, (event as PatientCreatedEvent).patient, event.occurredAt);
+      await applyPatientSnapshot(deps, out, (event as PatientCreatedEvent).patient, event);
       break;
     case 'document.delivered':
     case 'document.failed':

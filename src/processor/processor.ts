@@ -11,7 +11,8 @@ import { describeError, isRetryable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ServiceClient } from '../service-client/client.ts';
-import { applyEvent, type DocumentEventSink } from './apply.ts';
+import { applyEvent, type Applied, type ApplyDeps, type AppliedVersion, type DocumentEventSink } from './apply.ts';
+import { createEntityLocks } from './entity-locks.ts';
 import { backoffDelay } from './backoff.ts';
 import { createMappingOutbox, createMappingStore } from './mappings.ts';
 import { parseStoredEvent } from './parse.ts';
@@ -77,9 +78,18 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       'INSERT INTO entity_versions (entity_key, occurred_at, event_id, snapshot_hash) VALUES (?, ?, ?, ?) ON CONFLICT (entity_key) DO UPDATE SET occurred_at = excluded.occurred_at, event_id = excluded.event_id, snapshot_hash = coalesce(excluded.snapshot_hash, entity_versions.snapshot_hash) WHERE excluded.occurred_at >= entity_versions.occurred_at',
     ),
   };
-  const markApplied = db.transaction((inboxId: number, entityKey: string, occurredAt: string, eventId: string, applied: Awaited<ReturnType<typeof applyEvent>>) => {
+  const applyDeps: ApplyDeps = {
+    emr: deps.emr,
+    mappings,
+    documentEvents: deps.documentEvents,
+    locks: createEntityLocks(),
+    appliedVersion: (k) => versions.full.get(k) as AppliedVersion | undefined,
+    recordVersion: (k, occurredAt, eventId, hash) => {
+      versions.set.run(k, occurredAt, eventId, hash);
+    },
+  };
+  const markApplied = db.transaction((inboxId: number, entityKey: string, occurredAt: string, eventId: string, applied: Applied) => {
     versions.set.run(entityKey, occurredAt, eventId, null);
-    for (const v of applied.versions) versions.set.run(v.entityKey, v.occurredAt, eventId, v.hash ?? null);
     for (const c of applied.claims) mappings.enqueue(c.entityType, c.serviceId, c.emrId);
     queue.finish(inboxId, 'applied');
   });
@@ -107,7 +117,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       return true;
     }
     try {
-      const applied = await applyEvent({ emr: deps.emr, mappings, documentEvents: deps.documentEvents, appliedVersion: (k) => versions.full.get(k) as { occurredAt: string; hash: string | null } | undefined }, event);
+      const applied = await applyEvent(applyDeps, event);
       markApplied(c.inboxId, entityKey, event.occurredAt, event.eventId, applied);
       outcomes.inc({ state: 'applied' });
       log.debug({ eventType: event.eventType, claims: applied.claims.length }, 'event applied');

@@ -78,19 +78,24 @@ export function createSimulator(opts: SimulatorOptions): Simulator {
     emit,
     runDue,
     async advance(ms) {
-      // Moving the clock by `ms` adds exactly `ms` to the offset, however long firing what falls due takes.
-      const targetOffset = clock.offsetMs() + ms;
-      const target = clock.now() + ms;
+      // The clock stands still while what falls due on the way fires, each at its own simulated time, and
+      // the offset grows by exactly `ms` however long the firing takes.
       const nextDue = () => Math.min(dispatcher.nextDueAt() ?? Infinity, documents.nextReleaseAt() ?? Infinity);
-      for (;;) {
-        const next = nextDue();
-        if (next > target) break;
-        if (next > clock.now()) clock.advance(next - clock.now());
-        await runDue();
-        // What is still due now cannot fire (a paused subscription): nothing more happens before target.
-        if (nextDue() <= clock.now()) break;
+      clock.hold();
+      try {
+        const target = clock.now() + ms;
+        for (;;) {
+          const next = nextDue();
+          if (next > target) break;
+          if (next > clock.now()) clock.advance(next - clock.now());
+          await runDue();
+          // What is still due now cannot fire (a paused subscription): nothing more happens before target.
+          if (nextDue() <= clock.now()) break;
+        }
+        if (target > clock.now()) clock.advance(target - clock.now());
+      } finally {
+        clock.release();
       }
-      if (targetOffset > clock.offsetMs()) clock.advance(targetOffset - clock.offsetMs());
       store.setMeta('clock_offset_ms', String(clock.offsetMs()));
       await runDue();
     },

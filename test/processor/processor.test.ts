@@ -143,6 +143,55 @@ describe('processor', () => {
     expect((f.emr.records.patient.get('pat_shared')!.data as { name: string }).name).toBe('Renamed Patient');
   });
 
+  it('makes one record per entity when concurrent events name the same new doctor, location and patient', async () => {
+    const f = processorFixture();
+    // An EMR whose find-or-create is not atomic: it looks, yields, then creates whatever it did not see.
+    const made: string[] = [];
+    const racy = (kind: 'patient' | 'practitioner' | 'location') => async (input: { serviceId: string }) => {
+      const seen = f.emr.records[kind].get(input.serviceId);
+      await new Promise((r) => setTimeout(r, 5));
+      if (seen) return { id: seen.id, created: false };
+      const id = `${kind}-${made.length + 1}`;
+      made.push(kind);
+      f.emr.records[kind].set(input.serviceId, { id, data: input });
+      return { id, created: true };
+    };
+    f.emr.ensurePatient = racy('patient');
+    f.emr.ensurePractitioner = racy('practitioner');
+    f.emr.ensureLocation = racy('location');
+    for (const serviceId of ['apt_1', 'apt_2', 'apt_3']) {
+      const e = appointmentEvent({ serviceId });
+      e.patient = { ...(e.patient as object), serviceId: 'pat_shared' };
+      f.store(e);
+    }
+    expect(await f.processor.runOnce()).toBe(3);
+    expect(made.sort()).toEqual(['location', 'patient', 'practitioner']);
+    expect(new Set(f.emr.appointments().map((a) => a.practitionerId)).size).toBe(1);
+    const posted = f.mappingsPut.filter((m) => m.entityType === 'doctor').map((m) => m.externalId);
+    expect(new Set(posted)).toEqual(new Set([f.emr.records.practitioner.get('doc_1')!.id]));
+  });
+
+  it('never lets an older patient snapshot, applied at the same moment as a newer one, land last', async () => {
+    const f = processorFixture();
+    const withPatient = (occurredAt: string, serviceId: string, name: string) => {
+      const e = appointmentEvent({ serviceId, occurredAt });
+      e.patient = { ...(e.patient as object), serviceId: 'pat_shared', name };
+      return e;
+    };
+    f.store(withPatient('2026-01-15T09:00:00.000Z', 'apt_0', 'First Name'));
+    await f.processor.runOnce();
+    // The older snapshot's write is the slow one, so without one step per patient it would land last.
+    const update = f.emr.updatePatient.bind(f.emr);
+    f.emr.updatePatient = async (id, p) => {
+      if (p.name === 'Older Name') await new Promise((r) => setTimeout(r, 20));
+      return update(id, p);
+    };
+    f.store(withPatient('2026-01-15T10:00:00.000Z', 'apt_1', 'Newer Name'));
+    f.store(withPatient('2026-01-15T09:30:00.000Z', 'apt_2', 'Older Name'));
+    expect(await f.processor.runOnce()).toBe(2);
+    expect((f.emr.records.patient.get('pat_shared')!.data as { name: string }).name).toBe('Newer Name');
+  });
+
   it('keeps unknown enumeration values and extra keys', async () => {
     const f = processorFixture();
     const e = appointmentEvent({ status: 'Tentative' });

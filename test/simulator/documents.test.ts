@@ -50,6 +50,17 @@ describe('documents', () => {
     expect(await messages(f)).toHaveLength(1);
   });
 
+  it('delivers a quiet-hours hold at exactly releaseAfter, however long the jump forward takes in real time', async () => {
+    f = await simulatorFixture({ start: '2026-01-15T22:00:00.000Z', clinic: { timeZone: 'UTC' }, realTimePasses: true });
+    const res = await f.api('post', 'lab-reports').send(f.labReport());
+    expect(res.body.resource).toMatchObject({ status: 'HELD', releaseAfter: '2026-01-16T08:00:00.000Z' });
+    const before = f.clock.offsetMs();
+    await f.http().post('/_sim/clock/advance').send({ seconds: 12 * 3600 });
+    expect(f.clock.offsetMs() - before).toBe(12 * 3600_000);
+    const found = await f.api('get', `documents/${res.body.resource.externalId}`);
+    expect(found.body.resource).toMatchObject({ status: 'SENT', sentAt: '2026-01-16T08:00:00.000Z' });
+  });
+
   it('release inside quiet hours stays HELD with the quiet-hours reason', async () => {
     f = await simulatorFixture({ start: '2026-01-15T22:00:00.000Z', clinic: { timeZone: 'UTC' } });
     const res = await f.api('post', 'prescriptions').send(f.labReport());

@@ -55,9 +55,9 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 
 export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAdapter> {
   const { config, logger } = opts;
-  const clock = opts.clock ?? systemClock;
   const bundled: BundledServices | undefined =
     config.bundled.service || config.bundled.fhir ? await startBundledServices(config, logger) : undefined;
+  const clock = opts.clock ?? bundled?.serviceClock ?? systemClock;
   const adminToken = config.adminToken ?? bundled!.adminToken;
   const fhirBaseUrl = config.fhir.baseUrl ?? bundled?.fhirBaseUrl;
 

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
+import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { EVENT_TYPES } from '../contract/events.ts';
 import { startFhirServer } from '../fhir-server/server.ts';
@@ -27,6 +28,11 @@ interface BundledState {
 
 export interface BundledServices {
   serviceUrl?: string;
+  /**
+   * The bundled simulator's clock. The adapter runs on it, so that moving the simulator's clock (QA, the
+   * demo) moves the whole system: webhook timestamps stay fresh, backoffs and polls fall due.
+   */
+  serviceClock?: Clock;
   fhirBaseUrl?: string;
   /** Generated once and kept, when ADMIN_TOKEN is not set. */
   adminToken: string;
@@ -98,7 +104,7 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
   }
 
   return {
-    ...(simulator ? { serviceUrl: simulator.url } : {}),
+    ...(simulator ? { serviceUrl: simulator.url, serviceClock: simulator.simulator.clock } : {}),
     ...(fhir ? { fhirBaseUrl: fhir.baseUrl } : {}),
     adminToken: state.adminToken,
     provision,

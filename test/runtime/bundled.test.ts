@@ -1,0 +1,39 @@
+// Zero-configuration mode in one process: the adapter runs on the bundled simulator's clock, so moving that
+// clock (as QA and the demo do) keeps webhooks verifiable and the whole system in step.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
+import { json } from '../support/stack.ts';
+import { waitFor } from '../support/wait.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-bundled-'));
+let adapter: RunningAdapter;
+beforeAll(async () => {
+  adapter = await startAdapter({ config: parseConfig({ PORT: '0', DATA_DIR: dir, PUSHER_SCAN_CRON: '0 0 1 1 *' }), logger: silentLogger() });
+});
+afterAll(async () => {
+  await adapter?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('zero-configuration mode', () => {
+  it('keeps taking webhooks after the simulator clock is moved forward by hours', async () => {
+    const sim = adapter.serviceUrl;
+    const moved = await json<{ offsetSeconds: number }>('POST', `${sim}/_sim/clock/advance`, { seconds: 2 * 3600 });
+    expect(moved.body.offsetSeconds).toBe(7200);
+    const created = await json<{ serviceId: string }>('POST', `${sim}/_sim/appointments`, { clinicId: adapter.clinicId });
+    const identifier = encodeURIComponent(`urn:emr-bridge:service|${created.body.serviceId}`);
+    const found = await waitFor(async () => {
+      const bundle = await json<{ entry?: unknown[] }>('GET', `${adapter.fhirBaseUrl}/Appointment?identifier=${identifier}`);
+      return bundle.body.entry?.length ? bundle.body.entry : undefined;
+    });
+    expect(found).toHaveLength(1);
+    const attempts = (await json<{ statusCode: number | null }[]>('GET', `${sim}/_sim/deliveries`)).body;
+    expect(attempts.length).toBeGreaterThan(0);
+    expect(attempts.every((a) => a.statusCode === 200)).toBe(true);
+  }, 30_000);
+});

@@ -39,7 +39,8 @@ const schema = z.object({
   FHIR_PRESCRIPTION_TYPE_CODES: csv.transform((v) => (v.length ? v : ['http://loinc.org|57833-6'])),
   ADMIN_TOKEN: z.string().optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
-  PROCESSOR_MAX_ATTEMPTS: int(10, 1, 1000),
+  // About a day of retries at the backoff cap: an EMR outage or maintenance window is ridden out, not dead-lettered.
+  PROCESSOR_MAX_ATTEMPTS: int(300, 1, 10_000),
   PROCESSOR_BACKOFF_BASE_MS: int(1_000, 1),
   PROCESSOR_BACKOFF_MAX_MS: int(5 * 60_000, 1),
   PROCESSOR_LEASE_MS: int(60_000, 1_000),
@@ -48,7 +49,8 @@ const schema = z.object({
   RETENTION_BODY_DAYS: int(7, 1),
   RETENTION_EVENT_ID_DAYS: int(30, 7),
   PUSHER_SCAN_CRON: z.string().default('*/30 * * * * *'),
-  PUSHER_MAX_ATTEMPTS: int(12, 1, 1000),
+  // About a day at the backoff cap before a document is failed here (and can still be sent again by a person).
+  PUSHER_MAX_ATTEMPTS: int(150, 1, 10_000),
   PUSHER_BACKOFF_BASE_MS: int(2_000, 1),
   PUSHER_BACKOFF_MAX_MS: int(10 * 60_000, 1),
   PUSHER_HELD_POLL_SECONDS: int(300, 1),

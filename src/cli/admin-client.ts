@@ -3,14 +3,16 @@
 import { request } from 'undici';
 import type { Config } from '../config.ts';
 import { UsageError } from './args.ts';
+import { cliDefaults } from './defaults.ts';
 
 export interface AdminClient {
   call<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }>;
 }
 
 export function adminClientFrom(config: Config, adminUrl: string | undefined, adminToken: string | undefined): AdminClient {
-  const base = (adminUrl ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, '');
-  const token = adminToken ?? config.adminToken;
+  const defaults = cliDefaults(config);
+  const base = (adminUrl ?? defaults.adminUrl).replace(/\/+$/, '');
+  const token = adminToken ?? defaults.adminToken;
   if (!token) throw new UsageError('ADMIN_TOKEN (or --admin-token) is required to reach the admin API');
   return {
     async call(method, path, body) {

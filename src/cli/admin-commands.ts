@@ -1,4 +1,4 @@
-// `emr-bridge documents …` and `emr-bridge dead-letters …`: list, show and replay through the admin API
+// `emr-bridge documents …` and `emr-bridge dead-letters …`: list, show, retry and replay through the admin API
 // of a running adapter (--admin-url, default http://127.0.0.1:$PORT; --admin-token, default ADMIN_TOKEN).
 import { loadConfig } from '../config.ts';
 import { UsageError, parse } from './args.ts';
@@ -16,7 +16,8 @@ export async function documentsCommand(argv: string[]): Promise<number> {
     return report(await admin.call('GET', `/documents${q}`), print);
   }
   if (verb === 'show' && externalId) return report(await admin.call('GET', `/documents/${encodeURIComponent(externalId)}`), print);
-  throw new UsageError('usage: documents list [--status S] | documents show <externalId>');
+  if (verb === 'retry' && externalId) return report(await admin.call('POST', `/documents/${encodeURIComponent(externalId)}/retry`), print);
+  throw new UsageError('usage: documents list [--status S] | documents show <externalId> | documents retry <externalId>');
 }
 
 export async function deadLettersCommand(argv: string[]): Promise<number> {

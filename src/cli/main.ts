@@ -10,9 +10,9 @@ const USAGE = `usage: emr-bridge <command> [options]
   serve [--port N]                 the adapter; with nothing configured, also the bundled simulator and FHIR server
   simulator [--port N] [--db F]    the bundled service simulator alone
   fhir-server [--port N] [--data-file F]   the bundled FHIR R4 server alone
-  replay <file|folder> --to URL [--secret S] [--key-id K] [--fresh-ids] [--concurrency N] [--admin-url U --admin-token T]
+  replay <file|folder> [--to URL] [--secret S] [--key-id K] [--fresh-ids] [--concurrency N] [--admin-url U --admin-token T]
   push lab-report|prescription --file F --external-id ID (--patient-external-id P | --patient-phone P --patient-name N) --label L
-  documents list [--status S] | documents show <externalId>
+  documents list [--status S] | documents show <externalId> | documents retry <externalId>
   dead-letters list | dead-letters replay <eventId> | dead-letters replay --all [--event-type T]
   schemas [--out DIR] [--check]    JSON Schemas generated from the zod schemas (samples/schemas)
 

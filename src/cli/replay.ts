@@ -1,8 +1,11 @@
-// `emr-bridge replay <file|folder> --to URL …`: see src/replay/.
-import { systemClock } from '../clock.ts';
+// `emr-bridge replay <file|folder> [--to URL] …`: see src/replay/. Without flags it replays at the adapter
+// that the settings (or a zero-configuration adapter's bundled.json) name.
+import { request } from 'undici';
+import { systemClock, type Clock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import { runReplay } from '../replay/replay.ts';
 import { UsageError, parse } from './args.ts';
+import { cliDefaults } from './defaults.ts';
 import { print } from './output.ts';
 
 export async function replayCommand(argv: string[]): Promise<number> {
@@ -15,25 +18,41 @@ export async function replayCommand(argv: string[]): Promise<number> {
     'admin-url': { type: 'string' },
     'admin-token': { type: 'string' },
   });
-  if (positionals.length === 0 || !values.to) throw new UsageError('usage: replay <file|folder> --to URL [--secret S] [--key-id K] [--fresh-ids] [--concurrency N] [--admin-url U --admin-token T]');
-  const config = loadConfig();
-  const secrets = values.secret?.length ? values.secret : config.service.signingSecrets;
-  const keyId = values['key-id'] ?? config.service.keyId;
+  if (positionals.length === 0) throw new UsageError('usage: replay <file|folder> [--to URL] [--secret S] [--key-id K] [--fresh-ids] [--concurrency N] [--admin-url U --admin-token T]');
+  const defaults = cliDefaults(loadConfig());
+  const secrets = values.secret?.length ? values.secret : defaults.secrets;
+  const keyId = values['key-id'] ?? defaults.keyId;
   if (!secrets.length || !keyId) throw new UsageError('a signing secret (--secret or SERVICE_SIGNING_SECRETS) and a key id (--key-id or SERVICE_KEY_ID) are required');
   const concurrency = Number(values.concurrency ?? 4);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) throw new UsageError('--concurrency must be 1..64');
-  const adminToken = values['admin-token'] ?? config.adminToken;
+  const adminToken = values['admin-token'] ?? defaults.adminToken;
+  if (values.to !== undefined && !URL.canParse(values.to)) throw new UsageError(`--to must be a URL, got ${values.to}`);
+  const to = values.to ?? defaults.webhookUrl;
+  // The bundled adapter runs on the simulator's clock, which QA may have moved: sign with that time.
+  const clock = !values.to && defaults.serviceUrl ? await simulatorClock(defaults.serviceUrl) : systemClock;
   const result = await runReplay({
     paths: positionals,
-    to: values.to,
+    to,
     secrets,
     keyId,
     freshIds: values['fresh-ids'] ?? false,
     concurrency,
-    ...(values['admin-url'] ? { adminUrl: values['admin-url'] } : {}),
+    ...(values['admin-url'] || !values.to ? { adminUrl: values['admin-url'] ?? defaults.adminUrl } : {}),
     ...(adminToken ? { adminToken } : {}),
     out: print,
-    clock: systemClock,
+    clock,
   });
   return result.mismatches === 0 ? 0 : 1;
+}
+
+/** Real time plus the simulator's offset, read once; real time alone when the simulator cannot be asked. */
+async function simulatorClock(serviceUrl: string): Promise<Clock> {
+  try {
+    const res = await request(`${serviceUrl}/_sim/clock`);
+    const { offsetSeconds } = (await res.body.json()) as { offsetSeconds?: number };
+    const offsetMs = (offsetSeconds ?? 0) * 1000;
+    return { now: () => systemClock.now() + offsetMs };
+  } catch {
+    return systemClock;
+  }
 }

@@ -31,5 +31,6 @@ function printBanner(a: RunningAdapter, dataDir: string): void {
     `    curl -s -X POST ${a.serviceUrl}/_sim/appointments -H 'content-type: application/json' -d '{"clinicId":"${a.clinicId}"}'`,
   );
   print(`    sleep 1; curl -s '${a.fhirBaseUrl}/Appointment?_count=10'`);
+  print('  Replay the QA samples (in another terminal): npx emr-bridge replay samples --fresh-ids');
   print('');
 }

@@ -1,12 +1,12 @@
 // Admin routes of the pusher (under /admin, behind ADMIN_TOKEN): push a document directly (a laboratory
-// information system, the CLI), list documents by status, show one. Answers carry identifiers, status,
-// reasons and times; never labels, names, phones or file bytes.
+// information system, the CLI), list documents by status, show one, send again one that failed here.
+// Answers carry identifiers, status, reasons and times; never labels, names, phones or file bytes.
 import Router from '@koa/router';
 import { DOCUMENT_TYPES, type DocumentType } from '../contract/events.ts';
 import { AppError, NotFoundError, ValidationError } from '../errors.ts';
 import { readJson } from '../http/json-body.ts';
 import type { Logger } from '../logger.ts';
-import { publicView } from './outbox.ts';
+import { isFinal, publicView } from './outbox.ts';
 import type { Pusher } from './pusher.ts';
 
 const STATES = ['queued', 'SENT', 'HELD', 'FAILED', 'SUPPRESSED', 'REJECTED'];
@@ -33,6 +33,14 @@ export function createPusherAdminRouter(deps: { pusher: Pusher; logger: Logger }
     const status = typeof ctx.query.status === 'string' ? ctx.query.status : undefined;
     if (status && !STATES.includes(status)) throw new ValidationError(`status must be one of ${STATES.join(', ')}`, 'status');
     ctx.body = { documents: deps.pusher.outbox.list(status).map(publicView) };
+  });
+  router.post('/documents/:externalId/retry', (ctx) => {
+    const row = deps.pusher.outbox.get(ctx.params.externalId!);
+    if (!row) throw new NotFoundError('no such document');
+    if (!deps.pusher.outbox.resend(row.external_id))
+      throw new AppError({ code: 'not_retryable', status: 409, message: `only a document that failed before the service took it can be sent again; this one is ${row.state}${isFinal(row) ? ' at the service, which is final' : ''}` });
+    deps.logger.info({ externalId: row.external_id, documentType: row.document_type }, 'document queued again by an operator');
+    ctx.body = { document: publicView(deps.pusher.outbox.get(row.external_id)!) };
   });
   router.get('/documents/:externalId', (ctx) => {
     const row = deps.pusher.outbox.get(ctx.params.externalId!);

@@ -5,7 +5,7 @@ import type { DocumentEvent } from '../contract/events.ts';
 import type { Db } from '../database/open.ts';
 import type { EmrPort } from '../emr/port.ts';
 import type { Logger } from '../logger.ts';
-import { createOutbox } from './outbox.ts';
+import { createOutbox, isFinal } from './outbox.ts';
 
 export function createDocumentEventSink(deps: { db: Db; clock: Clock; logger: Logger; emr: EmrPort }) {
   const outbox = createOutbox(deps.db, deps.clock);
@@ -19,8 +19,9 @@ export function createDocumentEventSink(deps: { db: Db; clock: Clock; logger: Lo
         deps.logger.warn({ eventId: event.eventId, externalId: d.externalId }, 'document event for a document this adapter did not send');
         return;
       }
-      // SENT and FAILED are final: a late or repeated event changes nothing.
-      if (row.state === 'SENT' || row.state === 'FAILED') return;
+      // A late or repeated event changes nothing once the service has settled the document. A row that
+      // failed only here (its answers timed out) takes the event: the service did get the document.
+      if (isFinal(row)) return;
       outbox.recordOutcome(d.externalId, {
         state: d.status,
         ...(d.statusReason ? { reason: d.statusReason } : {}),

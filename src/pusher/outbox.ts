@@ -29,6 +29,15 @@ export interface OutboxRow {
   updated_at: number;
 }
 
+/**
+ * Whether the service has settled the document for good: SENT, SUPPRESSED, or FAILED by the service itself
+ * (no local error code). A FAILED row with a local code (retries exhausted, a refused key) never reached a
+ * final state at the service and may be sent again; the externalId keeps that safe.
+ */
+export function isFinal(r: Pick<OutboxRow, 'state' | 'error_code'>): boolean {
+  return r.state === 'SENT' || r.state === 'SUPPRESSED' || (r.state === 'FAILED' && r.error_code === null);
+}
+
 /** What an admin or the CLI may see of a row: identifiers, status, reasons, times. Never the request. */
 export function publicView(r: OutboxRow) {
   return {
@@ -60,13 +69,18 @@ export function createOutbox(db: Db, clock: Clock) {
   const lease = db.prepare(
     "UPDATE outbox_documents SET lease_until = ?, attempts = attempts + 1 WHERE external_id = ? AND state = 'queued' AND (lease_until IS NULL OR lease_until <= ?)",
   );
+  // Final rows never move again: a late answer (a HELD that crossed a document.delivered) changes nothing.
+  // The request is kept while the document may still be sent: queued, or failed before the service took it.
   const outcome = db.prepare(`
     UPDATE outbox_documents SET state = @state, status_reason = @reason, error_code = @code, service_id = coalesce(@serviceId, service_id),
       patient_service_id = coalesce(@patientServiceId, patient_service_id), release_after = @releaseAfter, sent_at = coalesce(@sentAt, sent_at),
-      next_poll_at = @nextPollAt, request = CASE WHEN @state = 'queued' THEN request ELSE NULL END,
+      next_poll_at = @nextPollAt, request = CASE WHEN @state = 'queued' OR (@state = 'FAILED' AND @code IS NOT NULL) THEN request ELSE NULL END,
       lease_until = NULL, emr_synced = CASE WHEN emr_document_id IS NULL THEN 1 ELSE 0 END, updated_at = @now
-    WHERE external_id = @externalId`);
-  const retry = db.prepare('UPDATE outbox_documents SET next_attempt_at = ?, lease_until = NULL, error_code = ?, status_reason = ?, updated_at = ? WHERE external_id = ?');
+    WHERE external_id = @externalId AND NOT (state IN ('SENT', 'SUPPRESSED') OR (state = 'FAILED' AND error_code IS NULL))`);
+  const retry = db.prepare("UPDATE outbox_documents SET next_attempt_at = ?, lease_until = NULL, error_code = ?, status_reason = ?, updated_at = ? WHERE external_id = ? AND state = 'queued'");
+  const resend = db.prepare(`
+    UPDATE outbox_documents SET state = 'queued', status_reason = NULL, error_code = NULL, attempts = 0, next_attempt_at = 0, lease_until = NULL, updated_at = ?
+    WHERE external_id = ? AND state = 'FAILED' AND error_code IS NOT NULL AND request IS NOT NULL`);
   const heldDue = db.prepare("SELECT * FROM outbox_documents WHERE state = 'HELD' AND next_poll_at <= ? ORDER BY next_poll_at LIMIT 50");
   const poll = db.prepare('UPDATE outbox_documents SET next_poll_at = ? WHERE external_id = ?');
   const unsynced = db.prepare('SELECT * FROM outbox_documents WHERE emr_synced = 0 ORDER BY updated_at LIMIT 50');
@@ -121,6 +135,8 @@ export function createOutbox(db: Db, clock: Clock) {
     retryAt(externalId: string, at: number, code: string, reason: string) {
       retry.run(at, code, reason, clock.now(), externalId);
     },
+    /** Queues a document that failed before the service took it, with fresh attempts. False if it cannot be. */
+    resend: (externalId: string): boolean => resend.run(clock.now(), externalId).changes === 1,
     requeue: (externalId: string, request: DocumentRequest, version: string) => requeue.run(JSON.stringify(request), version, clock.now(), externalId),
     recordRejection: (externalId: string, code: string, reason: string, version: string) => rejection.run(code, reason, version, clock.now(), externalId),
     heldDue: () => heldDue.all(clock.now()) as OutboxRow[],

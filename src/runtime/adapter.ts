@@ -58,7 +58,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
   const bundled: BundledServices | undefined =
     config.bundled.service || config.bundled.fhir ? await startBundledServices(config, logger) : undefined;
   const clock = opts.clock ?? bundled?.serviceClock ?? systemClock;
-  const adminToken = config.adminToken ?? bundled!.adminToken;
+  const adminToken = bundled?.adminToken ?? config.adminToken!;
   const fhirBaseUrl = config.fhir.baseUrl ?? bundled?.fhirBaseUrl;
 
   const db = openDatabase({ path: config.databasePath, migrationsDir: ADAPTER_MIGRATIONS });

@@ -1,8 +1,8 @@
 // Zero-configuration mode: when no service or no EMR is configured, start the bundled simulator and/or
 // the bundled FHIR server in this process, and set up a clinic, a key and a subscription to the adapter
-// on the simulator. What was set up is kept in <DATA_DIR>/bundled.json so a restart reuses it.
+// on the simulator. What was set up is kept in <DATA_DIR>/bundled.json (./bundled-state.ts) so a restart
+// reuses it.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import type { Clock } from '../clock.ts';
@@ -11,20 +11,7 @@ import { EVENT_TYPES } from '../contract/events.ts';
 import { startFhirServer } from '../fhir-server/server.ts';
 import type { Logger } from '../logger.ts';
 import { startSimulatorServer } from '../simulator/server.ts';
-
-export interface BundledCredentials {
-  clinicId: string;
-  apiKey: string;
-  subscriptionId: string;
-  keyId: string;
-  signingSecret: string;
-  webhookUrl: string;
-}
-
-interface BundledState {
-  adminToken: string;
-  credentials?: BundledCredentials;
-}
+import { readBundledState, writeBundledState, type BundledCredentials, type BundledState } from './bundled-state.ts';
 
 export interface BundledServices {
   serviceUrl?: string;
@@ -34,7 +21,7 @@ export interface BundledServices {
    */
   serviceClock?: Clock;
   fhirBaseUrl?: string;
-  /** Generated once and kept, when ADMIN_TOKEN is not set. */
+  /** ADMIN_TOKEN, or one generated once and kept when it is not set. */
   adminToken: string;
   /** Creates (or reuses) the clinic, key and subscription that point the simulator at the adapter. */
   provision(webhookUrl: string): Promise<BundledCredentials>;
@@ -54,12 +41,10 @@ async function control<T>(baseUrl: string, method: 'GET' | 'POST', path: string,
 }
 
 export async function startBundledServices(config: Config, logger: Logger): Promise<BundledServices> {
-  mkdirSync(config.dataDir, { recursive: true });
-  const statePath = join(config.dataDir, 'bundled.json');
-  const state: BundledState = existsSync(statePath)
-    ? (JSON.parse(readFileSync(statePath, 'utf8')) as BundledState)
-    : { adminToken: randomBytes(18).toString('base64url') };
-  const save = () => writeFileSync(statePath, JSON.stringify(state, null, 2), { mode: 0o600 });
+  const state: BundledState = readBundledState(config.dataDir);
+  if (config.adminToken) delete state.adminToken;
+  else state.adminToken ??= randomBytes(18).toString('base64url');
+  const save = () => writeBundledState(config.dataDir, state);
   save();
 
   const simulator = config.bundled.service
@@ -70,6 +55,10 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
         logger: logger.child({ component: 'simulator' }),
       })
     : undefined;
+  if (simulator) {
+    state.serviceUrl = simulator.url;
+    save();
+  }
   const fhir = config.bundled.fhir
     ? await startFhirServer({
         port: nextPort(config.port, 2),
@@ -106,7 +95,7 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
   return {
     ...(simulator ? { serviceUrl: simulator.url, serviceClock: simulator.simulator.clock } : {}),
     ...(fhir ? { fhirBaseUrl: fhir.baseUrl } : {}),
-    adminToken: state.adminToken,
+    adminToken: config.adminToken ?? state.adminToken!,
     provision,
     async close() {
       await simulator?.close();

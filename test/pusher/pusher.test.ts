@@ -9,7 +9,10 @@ import { openDatabase } from '../../src/database/open.ts';
 import { createMemoryEmr } from '../../src/emr/memory/index.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
-import { createDocumentEventSink, createPusher } from '../../src/pusher/index.ts';
+import supertest from 'supertest';
+import { createApp } from '../../src/http/app.ts';
+import { createMetrics } from '../../src/metrics/metrics.ts';
+import { createDocumentEventSink, createPusher, createPusherAdminRouter } from '../../src/pusher/index.ts';
 import { ServiceCallError } from '../../src/service-client/errors.ts';
 import { PDF } from '../support/simulator-fixture.ts';
 
@@ -136,6 +139,83 @@ describe('sending', () => {
     await f.pusher.runOnce();
     expect(f.posts).toEqual(['lab-1']);
     expect(f.row('lab-1').attempts).toBe(2);
+  });
+});
+
+describe('a document that failed here', () => {
+  const exhausted = () => new ServiceCallError({ code: 'service_unreachable', message: 'timeout', retryable: true });
+
+  async function failHere() {
+    const f = fixture([exhausted(), exhausted(), exhausted(), exhausted()]);
+    f.pusher.enqueue('lab_report', request());
+    for (let i = 0; i < 4; i++) {
+      await f.pusher.runOnce();
+      f.clock.advance(10_000);
+    }
+    return f;
+  }
+
+  it('keeps its request after its retries run out, and goes again on an operator retry', async () => {
+    const f = await failHere();
+    expect(f.row('lab-1')).toMatchObject({ state: 'FAILED', error_code: 'retries_exhausted' });
+    expect(f.row('lab-1').request).not.toBeNull();
+    expect(f.pusher.outbox.resend('lab-1')).toBe(true);
+    expect(f.row('lab-1')).toMatchObject({ state: 'queued', attempts: 0, error_code: null });
+    await f.pusher.runOnce();
+    expect(f.row('lab-1')).toMatchObject({ state: 'SENT', request: null });
+    expect(f.posts).toEqual(['lab-1', 'lab-1', 'lab-1', 'lab-1', 'lab-1']);
+    expect(f.pusher.outbox.resend('lab-1')).toBe(false);
+  });
+
+  it('takes the status of a document event: the service did get it while its answers timed out', async () => {
+    const f = await failHere();
+    await f.sink.apply({
+      eventId: crypto.randomUUID(),
+      eventType: 'document.delivered',
+      occurredAt: '2026-01-15T12:00:00.000Z',
+      clinicId: 'c',
+      document: { serviceId: 'doc_1', externalId: 'lab-1', documentType: 'lab_report', patientServiceId: 'pat_1', status: 'SENT', sentAt: '2026-01-15T10:00:05.000Z' },
+    });
+    expect(f.row('lab-1')).toMatchObject({ state: 'SENT', sent_at: '2026-01-15T10:00:05.000Z', error_code: null, request: null });
+  });
+
+  it('is final when the service failed it: an operator retry is refused', async () => {
+    const f = fixture([resource({ status: 'FAILED', statusReason: 'the patient has no messaging account', sentAt: undefined })]);
+    f.pusher.enqueue('lab_report', request());
+    await f.pusher.runOnce();
+    expect(f.row('lab-1')).toMatchObject({ state: 'FAILED', error_code: null, request: null });
+    expect(f.pusher.outbox.resend('lab-1')).toBe(false);
+  });
+});
+
+describe('final states', () => {
+  it('never move again: a late HELD answer or a failed retry leaves SENT as it is', async () => {
+    const f = fixture();
+    f.pusher.enqueue('lab_report', request());
+    await f.pusher.runOnce();
+    f.pusher.outbox.recordOutcome('lab-1', { state: 'HELD', resource: resource({ status: 'HELD', sentAt: undefined, releaseAfter: '2026-01-16T08:00:00.000Z' }) });
+    f.pusher.outbox.retryAt('lab-1', f.clock.now() + 1000, 'service_unreachable', 'timeout');
+    expect(f.row('lab-1')).toMatchObject({ state: 'SENT', sent_at: '2026-01-15T10:00:00.000Z', release_after: null, error_code: null });
+  });
+});
+
+describe('the admin routes', () => {
+  it('send again a document that failed here, 409 for a final one, 404 for an unknown one', async () => {
+    const f = fixture([new ServiceCallError({ code: 'unauthorized', message: 'bad key', retryable: false }, 401)]);
+    const app = createApp({ logger: silentLogger(), metrics: createMetrics(), routers: [], adminRouters: [createPusherAdminRouter({ pusher: f.pusher, logger: silentLogger() })], adminToken: 'admin-token-for-tests-0001', readiness: [] });
+    const post = (path: string) => supertest(app.callback()).post(`/admin${path}`).set('authorization', 'Bearer admin-token-for-tests-0001');
+    f.pusher.enqueue('lab_report', request());
+    await f.pusher.runOnce();
+    expect(f.row('lab-1')).toMatchObject({ state: 'FAILED', error_code: 'unauthorized' });
+    const retried = await post('/documents/lab-1/retry');
+    expect(retried.status).toBe(200);
+    expect(retried.body.document).toMatchObject({ externalId: 'lab-1', status: 'queued', attempts: 0 });
+    await f.pusher.runOnce();
+    expect(f.row('lab-1').state).toBe('SENT');
+    const again = await post('/documents/lab-1/retry');
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('not_retryable');
+    expect((await post('/documents/nope/retry')).status).toBe(404);
   });
 });
 

@@ -1,0 +1,34 @@
+// Where a CLI command finds the adapter and its credentials when no flag names them: the settings first
+// (environment, .env), then what a zero-configuration adapter wrote to <DATA_DIR>/bundled.json. So after
+// `npm start`, `npx emr-bridge replay samples` or `npx emr-bridge documents list` need no flags at all.
+import type { Config } from '../config.ts';
+import { readBundledState } from '../runtime/bundled-state.ts';
+
+export interface CliDefaults {
+  /** The adapter's base URL (admin API under /admin). */
+  adminUrl: string;
+  adminToken?: string;
+  /** The adapter's webhook receiver. */
+  webhookUrl: string;
+  keyId?: string;
+  secrets: string[];
+  /** The bundled simulator, when the adapter runs on it (and so on its clock). */
+  serviceUrl?: string;
+}
+
+export function cliDefaults(config: Config): CliDefaults {
+  // bundled.json speaks only for an adapter that runs on the bundled simulator, as these settings would.
+  const bundled = config.bundled.service ? readBundledState(config.dataDir) : {};
+  const c = bundled.credentials;
+  const local = `http://127.0.0.1:${config.port}`;
+  const adminToken = config.adminToken ?? bundled.adminToken;
+  const keyId = config.service.keyId ?? c?.keyId;
+  return {
+    adminUrl: c ? new URL(c.webhookUrl).origin : local,
+    ...(adminToken ? { adminToken } : {}),
+    webhookUrl: c?.webhookUrl ?? `${local}/webhooks/service`,
+    ...(keyId ? { keyId } : {}),
+    secrets: config.service.signingSecrets.length ? config.service.signingSecrets : c ? [c.signingSecret] : [],
+    ...(c && bundled.serviceUrl ? { serviceUrl: bundled.serviceUrl } : {}),
+  };
+}

@@ -1,0 +1,40 @@
+// What zero-configuration mode set up, kept in <DATA_DIR>/bundled.json (mode 0600): the clinic, key and
+// subscription on the bundled simulator, and the generated admin token when ADMIN_TOKEN is not set. A
+// restart reuses it; the CLI reads it so that `npm start` plus `npx emr-bridge replay samples` needs no flags.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface BundledCredentials {
+  clinicId: string;
+  apiKey: string;
+  subscriptionId: string;
+  keyId: string;
+  signingSecret: string;
+  webhookUrl: string;
+}
+
+export interface BundledState {
+  /** Only while ADMIN_TOKEN is unset: otherwise the setting is the one token. */
+  adminToken?: string;
+  /** The bundled simulator's address while it runs (the CLI reads its clock there). */
+  serviceUrl?: string;
+  credentials?: BundledCredentials;
+}
+
+export const bundledStatePath = (dataDir: string): string => join(dataDir, 'bundled.json');
+
+/** The saved state, or an empty one when there is none (or it is unreadable: set-up then starts over). */
+export function readBundledState(dataDir: string): BundledState {
+  const path = bundledStatePath(dataDir);
+  if (!existsSync(path)) return {};
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as BundledState;
+  } catch {
+    return {};
+  }
+}
+
+export function writeBundledState(dataDir: string, state: BundledState): void {
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(bundledStatePath(dataDir), `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+}

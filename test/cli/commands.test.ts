@@ -1,20 +1,17 @@
 // The CLI against a running adapter: push a document, list and show documents, list dead letters; and
 // how it fails: unknown commands, bad settings named, a missing admin token.
-import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
-import { ROOT } from '../support/child.ts';
+import { runCli } from '../support/cli.ts';
 import { PDF } from '../support/simulator-fixture.ts';
 import { waitFor } from '../support/wait.ts';
 
-const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-cli-'));
 let adapter: RunningAdapter;
 beforeAll(async () => {
@@ -25,15 +22,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function cli(args: string[], env: Record<string, string> = {}) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['bin/emr-bridge.js', ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dir, ...env } });
-    return { code: 0, out: stdout + stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, out: e.stdout + e.stderr };
-  }
-}
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { DATA_DIR: dir, ...env });
 
 const admin = () => ['--admin-url', adapter.url, '--admin-token', adapter.adminToken];
 

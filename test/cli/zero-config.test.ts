@@ -1,41 +1,26 @@
 // The CLI beside a zero-configuration adapter (`npm start`): replay, documents and dead letters find the
 // adapter, its signing secret and its admin token in the data folder, with no flags, even after QA has moved
 // the bundled simulator's clock.
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.ts';
-import { silentLogger } from '../../src/logger.ts';
-import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
+import type { RunningAdapter } from '../../src/runtime/adapter.ts';
 import { readBundledState } from '../../src/runtime/bundled-state.ts';
 import { ROOT } from '../support/child.ts';
+import { runCli } from '../support/cli.ts';
 import { json } from '../support/stack.ts';
+import { startZeroConfigAdapter } from '../support/zero-config-adapter.ts';
 
-const run = promisify(execFile);
-const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-cli-zero-'));
+let running: Awaited<ReturnType<typeof startZeroConfigAdapter>>;
 let adapter: RunningAdapter;
+let dir: string;
 beforeAll(async () => {
-  adapter = await startAdapter({ config: parseConfig({ PORT: '0', DATA_DIR: dir, PUSHER_SCAN_CRON: '0 0 1 1 *' }), logger: silentLogger() });
+  running = await startZeroConfigAdapter();
+  ({ adapter, dir } = running);
 });
-afterAll(async () => {
-  await adapter?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(async () => running?.close());
 
 // Only the data folder, as a second terminal next to `npm start` would have.
-const env = { ...process.env, DATA_DIR: dir, SERVICE_BASE_URL: '', ADMIN_TOKEN: '', SERVICE_KEY_ID: '', SERVICE_SIGNING_SECRETS: '' };
-async function cli(args: string[]) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['bin/emr-bridge.js', ...args], { cwd: ROOT, env });
-    return { code: 0, out: stdout + stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, out: e.stdout + e.stderr };
-  }
-}
+const cli = (args: string[]) => runCli(args, { DATA_DIR: dir, SERVICE_BASE_URL: '', ADMIN_TOKEN: '', SERVICE_KEY_ID: '', SERVICE_SIGNING_SECRETS: '' });
 
 describe('the CLI next to `npm start`', () => {
   it('keeps the generated admin token and the credentials in the data folder, and only there', () => {

@@ -4,6 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { UnavailableError } from '../../src/errors.ts';
 import { appointmentEvent, processorFixture } from '../support/processor-fixture.ts';
 
+/** An appointment event whose patient is the one shared patient, in the snapshot `name`. */
+function withPatient(occurredAt: string, serviceId: string, name: string) {
+  const e = appointmentEvent({ serviceId, occurredAt });
+  e.patient = { ...(e.patient as object), serviceId: 'pat_shared', name };
+  return e;
+}
+
 describe('processor', () => {
   it('applies an appointment.created into the EMR and posts the four mappings back', async () => {
     const f = processorFixture();
@@ -128,11 +135,6 @@ describe('processor', () => {
 
   it("applies a newer snapshot of the patient to the existing record, and ignores an older one", async () => {
     const f = processorFixture();
-    const withPatient = (occurredAt: string, serviceId: string, name: string) => {
-      const e = appointmentEvent({ serviceId, occurredAt });
-      e.patient = { ...(e.patient as object), serviceId: 'pat_shared', name };
-      return e;
-    };
     f.store(withPatient('2026-01-15T09:00:00.000Z', 'apt_1', 'First Name'));
     await f.processor.runOnce();
     f.store(withPatient('2026-01-15T10:00:00.000Z', 'apt_2', 'Renamed Patient'));
@@ -173,11 +175,6 @@ describe('processor', () => {
 
   it('never lets an older patient snapshot, applied at the same moment as a newer one, land last', async () => {
     const f = processorFixture();
-    const withPatient = (occurredAt: string, serviceId: string, name: string) => {
-      const e = appointmentEvent({ serviceId, occurredAt });
-      e.patient = { ...(e.patient as object), serviceId: 'pat_shared', name };
-      return e;
-    };
     f.store(withPatient('2026-01-15T09:00:00.000Z', 'apt_0', 'First Name'));
     await f.processor.runOnce();
     // The older snapshot's write is the slow one, so without one step per patient it would land last.

@@ -1,26 +1,22 @@
 // Every sample replayed against a running adapter (zero-configuration mode: bundled simulator and FHIR
 // server), outcomes compared with expectations by `runReplay`, the code behind `emr-bridge replay`.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.ts';
-import { parseConfig } from '../../src/config.ts';
-import { silentLogger } from '../../src/logger.ts';
 import { SAMPLES_DIR } from '../../src/paths.ts';
 import { runReplay } from '../../src/replay/replay.ts';
-import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
+import type { RunningAdapter } from '../../src/runtime/adapter.ts';
+import { startZeroConfigAdapter } from '../support/zero-config-adapter.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-replay-'));
+let running: Awaited<ReturnType<typeof startZeroConfigAdapter>>;
 let adapter: RunningAdapter;
+let dir: string;
 beforeAll(async () => {
-  const config = parseConfig({ PORT: '0', DATA_DIR: dir, ADMIN_TOKEN: 'replay-admin-token-0001', PUSHER_SCAN_CRON: '0 0 1 1 *' });
-  adapter = await startAdapter({ config, logger: silentLogger() });
+  running = await startZeroConfigAdapter({ ADMIN_TOKEN: 'replay-admin-token-0001' });
+  ({ adapter, dir } = running);
 });
-afterAll(async () => {
-  await adapter?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(async () => running?.close());
 
 const replay = (paths: string[], lines: string[] = []) =>
   runReplay({

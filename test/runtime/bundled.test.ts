@@ -1,24 +1,18 @@
 // Zero-configuration mode in one process: the adapter runs on the bundled simulator's clock, so moving that
 // clock (as QA and the demo do) keeps webhooks verifiable and the whole system in step.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.ts';
-import { silentLogger } from '../../src/logger.ts';
-import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
+import type { RunningAdapter } from '../../src/runtime/adapter.ts';
 import { json } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
+import { startZeroConfigAdapter } from '../support/zero-config-adapter.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-bundled-'));
+let running: Awaited<ReturnType<typeof startZeroConfigAdapter>>;
 let adapter: RunningAdapter;
 beforeAll(async () => {
-  adapter = await startAdapter({ config: parseConfig({ PORT: '0', DATA_DIR: dir, PUSHER_SCAN_CRON: '0 0 1 1 *' }), logger: silentLogger() });
+  running = await startZeroConfigAdapter();
+  adapter = running.adapter;
 });
-afterAll(async () => {
-  await adapter?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(async () => running?.close());
 
 describe('zero-configuration mode', () => {
   it('keeps taking webhooks after the simulator clock is moved forward by hours', async () => {

@@ -90,6 +90,11 @@ export interface EmrPort {
   ensurePatient(input: PatientInput): Promise<EmrRecord>;
   /** Applies a newer snapshot of a patient (name, phone) to its existing record. */
   updatePatient(id: string, input: PatientInput): Promise<void>;
+  /**
+   * Marks an existing patient record with the service's id: a patient the service first met through a
+   * document sent for it. Idempotent.
+   */
+  linkPatient(id: string, serviceId: string): Promise<void>;
   ensurePractitioner(input: PractitionerInput): Promise<EmrRecord>;
   ensureLocation(input: LocationInput): Promise<EmrRecord>;
   ensureAppointment(input: AppointmentInput): Promise<EmrRecord>;

@@ -13,6 +13,8 @@ export interface OutboxRow {
   source: 'emr' | 'api' | 'cli';
   emr_document_id: string | null;
   emr_version: string | null;
+  /** The EMR patient the document is for (documents from the EMR). */
+  emr_patient_id: string | null;
   request: string | null;
   state: OutboxState;
   status_reason: string | null;
@@ -60,8 +62,8 @@ export function publicView(r: OutboxRow) {
 export function createOutbox(db: Db, clock: Clock) {
   const get = db.prepare('SELECT * FROM outbox_documents WHERE external_id = ?');
   const insert = db.prepare(`
-    INSERT INTO outbox_documents (external_id, document_type, source, emr_document_id, emr_version, request, state, status_reason, error_code, emr_synced, created_at, updated_at)
-    VALUES (@externalId, @documentType, @source, @emrDocumentId, @emrVersion, @request, @state, @reason, @code, @synced, @now, @now)
+    INSERT INTO outbox_documents (external_id, document_type, source, emr_document_id, emr_version, emr_patient_id, request, state, status_reason, error_code, emr_synced, created_at, updated_at)
+    VALUES (@externalId, @documentType, @source, @emrDocumentId, @emrVersion, @emrPatientId, @request, @state, @reason, @code, @synced, @now, @now)
     ON CONFLICT (external_id) DO NOTHING`);
   const due = db.prepare(
     "SELECT * FROM outbox_documents WHERE state = 'queued' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at LIMIT ?",
@@ -98,13 +100,14 @@ export function createOutbox(db: Db, clock: Clock) {
   return {
     get: (externalId: string) => get.get(externalId) as OutboxRow | undefined,
     /** Returns the row that stands for the externalId (the first one if it existed). */
-    enqueue(e: { externalId: string; documentType: DocumentType; source: OutboxRow['source']; emrDocumentId?: string; emrVersion?: string; request?: DocumentRequest; rejected?: { code: string; reason: string } }): { row: OutboxRow; created: boolean } {
+    enqueue(e: { externalId: string; documentType: DocumentType; source: OutboxRow['source']; emrDocumentId?: string; emrVersion?: string; emrPatientId?: string; request?: DocumentRequest; rejected?: { code: string; reason: string } }): { row: OutboxRow; created: boolean } {
       const info = insert.run({
         externalId: e.externalId,
         documentType: e.documentType,
         source: e.source,
         emrDocumentId: e.emrDocumentId ?? null,
         emrVersion: e.emrVersion ?? null,
+        emrPatientId: e.emrPatientId ?? null,
         request: e.rejected ? null : JSON.stringify(e.request),
         state: e.rejected ? 'REJECTED' : 'queued',
         reason: e.rejected?.reason ?? null,

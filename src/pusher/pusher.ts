@@ -18,6 +18,7 @@ import type { ServiceClient } from '../service-client/client.ts';
 import { ServiceCallError } from '../service-client/errors.ts';
 import { checkDocument } from './checks.ts';
 import { createOutbox, type OutboxRow } from './outbox.ts';
+import { createPatientLinks } from './patient-links.ts';
 import { createScanner } from './scan.ts';
 
 export interface PusherDeps {
@@ -39,6 +40,7 @@ export function createPusher(deps: PusherDeps) {
   const s = config.pusher;
   const random = deps.random ?? Math.random;
   const outbox = createOutbox(deps.db, clock);
+  const links = createPatientLinks({ db: deps.db, clock });
   const scanner = createScanner({ ...deps, outbox });
   const heldPollMs = s.heldPollSeconds * 1000;
   const countByState = deps.db.prepare('SELECT state, count(*) AS n FROM outbox_documents GROUP BY state');
@@ -62,6 +64,8 @@ export function createPusher(deps: PusherDeps) {
     const log = logger.child({ externalId: row.external_id, documentType: row.document_type, attempt: row.attempts });
     try {
       const { resource, replayed } = await deps.serviceClient.postDocument(row.document_type, JSON.parse(row.request!) as DocumentRequest);
+      // Linked before anything else, so the service's patient.created for this patient finds the EMR record.
+      if (row.emr_patient_id && resource.patientServiceId) links.link(resource.patientServiceId, row.emr_patient_id);
       outbox.recordOutcome(row.external_id, { state: resource.status, resource, ...(resource.status === 'HELD' ? { nextPollAt: nextPoll(resource.releaseAfter) } : {}) });
       log.info({ status: resource.status, replayed }, 'document sent to the service');
     } catch (err) {
@@ -95,6 +99,10 @@ export function createPusher(deps: PusherDeps) {
   async function syncToEmr(row: OutboxRow): Promise<void> {
     if (!row.emr_document_id || row.state === 'queued') return void outbox.markSynced(row);
     try {
+      // Repeated until it succeeds, with the outcome: the EMR record carries the service's id only where
+      // this link is the mapping that stands (never two records with one id).
+      if (row.emr_patient_id && row.patient_service_id && links.link(row.patient_service_id, row.emr_patient_id))
+        await deps.emr.linkPatient(row.emr_patient_id, row.patient_service_id);
       await deps.emr.recordDocumentOutcome({
         documentId: row.emr_document_id,
         documentType: row.document_type,

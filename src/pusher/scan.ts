@@ -67,6 +67,7 @@ export function createScanner(deps: { db: Db; clock: Clock; logger: Logger; emr:
           source: 'emr',
           emrDocumentId: doc.id,
           emrVersion: doc.version,
+          ...(doc.patient.id ? { emrPatientId: doc.patient.id } : {}),
           ...(checked.ok ? { request: checked.request } : { rejected: { code: checked.code, reason: checked.reason } }),
         });
         if (created) {

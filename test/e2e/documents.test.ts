@@ -135,4 +135,36 @@ describe('documents from the adapter to the patient', () => {
     });
     expect(outcome.about[0]!.reference).toBe(`DocumentReference/${dr.id}`);
   }, 30_000);
+
+  it("links the service's new patient to the EMR patient the document was for, instead of claiming a second one", async () => {
+    s = await startStack({ clinic: NO_QUIET_HOURS });
+    const mrn = { system: 'urn:hospital:mrn', value: 'MRN-000417' };
+    const patient = await fetch(`${s.fhirUrl()}/Patient`, { method: 'POST', headers: { 'content-type': 'application/fhir+json' }, body: JSON.stringify({ resourceType: 'Patient', identifier: [mrn], birthDate: '1970-01-01', name: [{ given: ['Synthetic'], family: 'Patient' }], telecom: [{ system: 'phone', value: '+15550308888' }] }) }).then((r) => r.json() as Promise<{ id: string }>);
+    const dr = await fetch(`${s.fhirUrl()}/DocumentReference`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/fhir+json' },
+      body: JSON.stringify({ resourceType: 'DocumentReference', status: 'current', type: { coding: [{ system: 'http://loinc.org', code: '11502-2' }] }, subject: { reference: `Patient/${patient.id}` }, description: 'HbA1c', content: [{ attachment: { contentType: 'application/pdf', title: 'hba1c.pdf', data: PDF.toString('base64') } }] }),
+    }).then((r) => r.json() as Promise<{ id: string }>);
+    await until(s, dr.id, 'SENT');
+    type FhirPatient = { id: string; birthDate?: string; identifier?: { system: string; value: string }[] };
+    // The service's patient.created for its new patient is applied to the EMR patient, not as a new one.
+    const linked = await waitFor(async () => {
+      const all = await s!.fhirSearch<FhirPatient>('Patient?_count=50');
+      const serviceId = all[0]?.identifier?.find((i) => i.system === 'urn:emr-bridge:service')?.value;
+      return all.length === 1 && serviceId ? { all, serviceId } : undefined;
+    });
+    expect(linked.all[0]).toMatchObject({ id: patient.id, birthDate: '1970-01-01' });
+    expect(linked.all[0]!.identifier).toContainEqual(mrn);
+    // The link reached the service: its next appointment for this patient carries the EMR id.
+    await waitFor(async () => {
+      const a = await s!.simPost<{ patient: { externalId: string | null } }>('/_sim/appointments', { clinicId: s!.clinicId, patient: { serviceId: linked.serviceId } });
+      return a.body.patient.externalId === patient.id || undefined;
+    });
+    const appointments = await waitFor(async () => {
+      const found = await s!.fhirSearch<{ participant: { actor: { reference: string } }[] }>('Appointment?_count=50');
+      return found.length ? found : undefined;
+    });
+    expect(appointments[0]!.participant.map((p) => p.actor.reference)).toContain(`Patient/${patient.id}`);
+    expect(await s.fhirSearch('Patient?_count=50')).toHaveLength(1);
+  }, 30_000);
 });

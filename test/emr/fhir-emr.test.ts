@@ -72,6 +72,26 @@ describe('createFhirEmr', () => {
     expect(updated.identifier[0]!.value).toBe('pat_concurrent');
   });
 
+  it("links a patient the EMR already had, and applies a newer snapshot without dropping what the EMR holds", async () => {
+    const mrn = { system: 'urn:hospital:mrn', value: 'MRN-1' };
+    const created = await fetch(`${fhir.baseUrl}/Patient`, { method: 'POST', headers: { 'content-type': 'application/fhir+json' }, body: JSON.stringify({ resourceType: 'Patient', identifier: [mrn], birthDate: '1980-05-05', name: [{ given: ['Ada'], family: 'Example' }], telecom: [{ system: 'email', value: 'ada@example.org' }, { system: 'phone', value: '+15550000100' }] }) });
+    const { id } = (await created.json()) as { id: string };
+    type P = { meta: { versionId: string }; birthDate: string; name: { text?: string }[]; identifier: { system: string; value: string }[]; telecom: { system: string; value: string }[] };
+    await emr.linkPatient(id, 'pat_linked');
+    await emr.linkPatient(id, 'pat_linked');
+    const linked = await get<P>(`Patient/${id}`);
+    expect(linked.identifier).toEqual([mrn, { system: SYSTEM, value: 'pat_linked' }]);
+    expect((await emr.ensurePatient({ serviceId: 'pat_linked', name: 'Ada Example', phone: '+15550000100' })).id).toBe(id);
+    // The same name and phone as the EMR has: nothing to write.
+    await emr.updatePatient(id, { serviceId: 'pat_linked', name: 'Ada Example', phone: '+15550000100' });
+    expect((await get<P>(`Patient/${id}`)).meta.versionId).toBe(linked.meta.versionId);
+    await emr.updatePatient(id, { serviceId: 'pat_linked', name: 'Ada Renamed', phone: '+15550000200' });
+    const updated = await get<P>(`Patient/${id}`);
+    expect(updated).toMatchObject({ birthDate: '1980-05-05', name: [{ text: 'Ada Renamed' }] });
+    expect(updated.identifier).toContainEqual(mrn);
+    expect(updated.telecom).toEqual([{ system: 'phone', value: '+15550000200', use: 'mobile' }, { system: 'email', value: 'ada@example.org' }]);
+  });
+
   it('maps appointment statuses and keeps an unknown one in an extension', async () => {
     const apt = await emr.ensureAppointment(await appointmentInput());
     let stored = await get<{ status: string; extension: { url: string; valueString?: string }[]; participant: unknown[] }>(`Appointment/${apt.id}`);

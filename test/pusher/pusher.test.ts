@@ -263,6 +263,32 @@ describe('following HELD documents', () => {
 });
 
 describe('the EMR side', () => {
+  const emrDoc = (id: string) => ({ id, version: '1', documentType: 'lab_report' as const, label: 'CBC', filename: 'cbc.pdf', content: { base64: PDF.toString('base64') }, patient: { id: 'emr-patient-1', phone: '+15550001111', name: 'Synthetic' }, lastUpdated: '2026-01-15T09:00:00.000Z' });
+  const mapping = (f: ReturnType<typeof fixture>) => f.db.prepare("SELECT emr_id FROM emr_mappings WHERE entity_type = 'patient' AND service_id = 'pat_new'").pluck().get();
+  const queued = (f: ReturnType<typeof fixture>) => f.db.prepare("SELECT external_id FROM mapping_outbox WHERE entity_type = 'patient' AND service_id = 'pat_new'").pluck().get();
+
+  it("links the service's new patient to the EMR patient at once, posts the link and marks the EMR record", async () => {
+    const f = fixture([resource({ externalId: 'dr-1', patientServiceId: 'pat_new' })]);
+    f.emr.documents.push(emrDoc('dr-1'));
+    await f.pusher.scanOnce();
+    await f.pusher.runOnce();
+    expect(mapping(f)).toBe('emr-patient-1');
+    expect(queued(f)).toBe('emr-patient-1');
+    expect(f.emr.records.patient.get('pat_new')?.id).toBe('emr-patient-1');
+  });
+
+  it('leaves a patient the processor claimed first as it is, and marks no second EMR record with its id', async () => {
+    const f = fixture([resource({ externalId: 'dr-1', patientServiceId: 'pat_new' })]);
+    f.db.prepare("INSERT INTO emr_mappings (entity_type, service_id, emr_id, created_at) VALUES ('patient', 'pat_new', 'claimed-1', 0)").run();
+    f.emr.documents.push(emrDoc('dr-1'));
+    await f.pusher.scanOnce();
+    await f.pusher.runOnce();
+    expect(mapping(f)).toBe('claimed-1');
+    expect(queued(f)).toBeUndefined();
+    expect(f.emr.records.patient.get('pat_new')).toBeUndefined();
+    expect(f.emr.outcomes.get('dr-1')?.map((o) => o.status)).toEqual(['SENT']);
+  });
+
   it('scans EMR documents, sends them once, and writes each status back (retrying while the EMR is down)', async () => {
     const f = fixture([resource({ externalId: 'dr-1', status: 'HELD', releaseAfter: '2026-01-15T12:00:00.000Z', sentAt: undefined })]);
     f.emr.documents.push(

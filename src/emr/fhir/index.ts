@@ -1,13 +1,13 @@
 // The FHIR R4 implementation of the EmrPort. Records are created with conditional create on
 // identifier=<FHIR_IDENTIFIER_SYSTEM>|<serviceId>, so repeating a claim after a crash finds the record
 // made the first time instead of making a second one.
-import type { Resource } from '@medplum/fhirtypes';
+import type { Patient, Resource } from '@medplum/fhirtypes';
 import type { Clock } from '../../clock.ts';
 import type { Logger } from '../../logger.ts';
 import type { EmrPort, EmrRecord } from '../port.ts';
 import { listDocumentsChangedSince, recordDocumentOutcome } from './documents.ts';
 import { createFhirHttp } from './http.ts';
-import { appointmentResource, isKnownStatus, locationResource, patientResource, practitionerResource } from './mapping.ts';
+import { appointmentResource, isKnownStatus, locationResource, mergePatient, patientResource, practitionerResource } from './mapping.ts';
 
 export interface FhirEmrOptions {
   baseUrl: string;
@@ -34,7 +34,17 @@ export function createFhirEmr(opts: FhirEmrOptions): EmrPort {
   return {
     ensurePatient: (p) => ensure(patientResource(system, p), p.serviceId),
     async updatePatient(id, p) {
-      await http.call('PUT', `Patient/${encodeURIComponent(id)}`, { ...patientResource(system, p), id });
+      // Read, change name and phone, write back: a PUT of a fresh resource would drop what the EMR holds.
+      const path = `Patient/${encodeURIComponent(id)}`;
+      const merged = mergePatient((await http.call<Patient>('GET', path)).body, system, p);
+      if (merged) await http.call('PUT', path, { ...merged, id });
+    },
+    async linkPatient(id, serviceId) {
+      const path = `Patient/${encodeURIComponent(id)}`;
+      const patient = (await http.call<Patient>('GET', path)).body;
+      const identifiers = patient.identifier ?? [];
+      if (identifiers.some((i) => i.system === system && i.value === serviceId)) return;
+      await http.call('PUT', path, { ...patient, identifier: [...identifiers, { system, value: serviceId }] });
     },
     ensurePractitioner: (d) => ensure(practitionerResource(system, d), d.serviceId),
     ensureLocation: (l) => ensure(locationResource(system, l), l.serviceId),

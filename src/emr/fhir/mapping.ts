@@ -28,6 +28,35 @@ export function patientResource(system: string, p: PatientInput): Patient {
   };
 }
 
+const displayName = (p: Patient): string | undefined => {
+  const n = p.name?.[0];
+  return n && (n.text ?? [...(n.given ?? []), n.family].filter(Boolean).join(' '));
+};
+
+/**
+ * A newer snapshot of a patient applied to the record the EMR has: the name and the mobile phone change,
+ * everything else (other identifiers such as the MRN, birth date, address, other contacts) stays. Undefined
+ * when nothing changes, so an unchanged patient costs no write.
+ */
+export function mergePatient(existing: Patient, system: string, p: PatientInput): Patient | undefined {
+  let changed = false;
+  const next: Patient = { ...existing };
+  if (!(existing.identifier ?? []).some((i) => i.system === system && i.value === p.serviceId)) {
+    next.identifier = [...(existing.identifier ?? []), { system, value: p.serviceId }];
+    changed = true;
+  }
+  if (displayName(existing) !== p.name) {
+    next.name = [{ text: p.name }, ...(existing.name ?? []).slice(1)];
+    changed = true;
+  }
+  const phone = existing.telecom?.find((t) => t.system === 'phone');
+  if (p.phone && phone?.value !== p.phone) {
+    next.telecom = [{ system: 'phone', value: p.phone, use: 'mobile' }, ...(existing.telecom ?? []).filter((t) => t !== phone)];
+    changed = true;
+  }
+  return changed ? next : undefined;
+}
+
 export function practitionerResource(system: string, d: PractitionerInput): Practitioner {
   return { resourceType: 'Practitioner', identifier: identifier(system, d.serviceId), name: [{ text: d.name }] };
 }

@@ -35,6 +35,12 @@ export function createMemoryEmr(): MemoryEmr {
       if (!entry) throw new Error(`no patient ${id}`);
       entry.data = p;
     },
+    async linkPatient(id, serviceId) {
+      gate();
+      // A patient the EMR had before the service: it becomes known under the service's id as well.
+      const entry = [...records.patient.values()].find((r) => r.id === id) ?? { id, data: { serviceId } };
+      records.patient.set(serviceId, entry);
+    },
     ensurePractitioner: (d) => ensure('practitioner', d.serviceId, d),
     ensureLocation: (l) => ensure('location', l.serviceId, l),
     async ensureAppointment(a) {

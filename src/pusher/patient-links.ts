@@ -1,0 +1,27 @@
+// A document sent for an EMR patient the service had not met: the service makes a patient of its own and
+// names it in its answer (patientServiceId), and fires patient.created for it. Linking the two here, as
+// soon as the answer arrives, is what keeps the processor from claiming that patient into the EMR as a
+// second record: it finds the link where it looks for a mapping. The link is also posted to the service
+// (its later events and lookups then carry the EMR's id) and written into the EMR record itself.
+import type { Clock } from '../clock.ts';
+import type { Db } from '../database/open.ts';
+import { createMappingStore } from '../processor/mappings.ts';
+
+export interface PatientLinks {
+  /**
+   * Links a service patient to the EMR patient a document was sent for. The first record for a service
+   * patient stands (one the processor claimed first keeps it); returns whether this link is the one that
+   * stands, and so whether the EMR record may carry the service's id. Idempotent.
+   */
+  link(serviceId: string, emrPatientId: string): boolean;
+}
+
+export function createPatientLinks(deps: { db: Db; clock: Clock }): PatientLinks {
+  const mappings = createMappingStore(deps.db, deps.clock);
+  const link = deps.db.transaction((serviceId: string, emrPatientId: string) => {
+    if (mappings.record('patient', serviceId, emrPatientId) !== emrPatientId) return false;
+    mappings.enqueue('patient', serviceId, emrPatientId);
+    return true;
+  });
+  return { link: (serviceId, emrPatientId) => link.immediate(serviceId, emrPatientId) };
+}

@@ -8,14 +8,10 @@ import type { AppointmentEvent, DocumentEvent, PatientCreatedEvent, WebhookEvent
 import type { EmrPort, EmrRecord } from '../emr/port.ts';
 import type { EntityLocks } from './entity-locks.ts';
 import type { MappingStore } from './mappings.ts';
+import type { AppliedVersion, EntityVersions } from './versions.ts';
 
 export interface DocumentEventSink {
   apply(event: DocumentEvent): Promise<void>;
-}
-
-export interface AppliedVersion {
-  occurredAt: string;
-  hash: string | null;
 }
 
 export interface ApplyDeps {
@@ -23,15 +19,14 @@ export interface ApplyDeps {
   mappings: MappingStore;
   documentEvents: DocumentEventSink;
   locks: EntityLocks;
-  /** The newest snapshot applied for an entity key, if any. */
-  appliedVersion(entityKey: string): AppliedVersion | undefined;
-  /** Records a snapshot as applied (never moves an entity's version back). */
-  recordVersion(entityKey: string, occurredAt: string, eventId: string, hash: string): void;
+  versions: Pick<EntityVersions, 'newest' | 'note'>;
 }
 
 /** What applying an event leaves to record in the same transaction as its applied mark. */
 export interface Applied {
   claims: Claim[];
+  /** Snapshots applied besides the event's own entity (the patient inside an appointment event). */
+  versions: { entityKey: string; version: AppliedVersion }[];
 }
 
 /** A mapping to post once the event is marked applied. */
@@ -68,25 +63,28 @@ async function applyPatientSnapshot(
   deps: ApplyDeps,
   out: Applied,
   patient: { serviceId: string; externalId: string | null; name: string; phone: string },
-  e: { occurredAt: string; eventId: string },
+  occurredAt: string,
 ): Promise<string> {
   const input = { serviceId: patient.serviceId, name: patient.name, phone: patient.phone };
   const entityKey = `patient:${patient.serviceId}`;
   return deps.locks.run(entityKey, async () => {
     const record = await resolve(deps, out.claims, 'patient', patient, () => deps.emr.ensurePatient(input));
-    const applied = deps.appliedVersion(entityKey);
-    if (applied !== undefined && e.occurredAt < applied.occurredAt) return record.id;
+    const applied = deps.versions.newest(entityKey);
+    if (applied !== undefined && occurredAt < applied.occurredAt) return record.id;
     const hash = createHash('sha256').update(JSON.stringify([input.name, input.phone])).digest('base64url');
     if (!record.isNew && applied?.hash !== hash) await deps.emr.updatePatient(record.id, input);
-    // Recorded once the EMR has it: a crash before the event's applied mark repeats an unchanged snapshot, a no-op.
-    deps.recordVersion(entityKey, e.occurredAt, e.eventId, hash);
+    // Noted once the EMR has it, before the section ends; it reaches the disk with the event's applied mark
+    // (a crash before that repeats an unchanged snapshot: a no-op).
+    const version = { occurredAt, hash };
+    deps.versions.note(entityKey, version);
+    out.versions.push({ entityKey, version });
     return record.id;
   });
 }
 
 async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Applied): Promise<void> {
   const claims = out.claims;
-  const patient = { id: await applyPatientSnapshot(deps, out, e.patient, e) };
+  const patient = { id: await applyPatientSnapshot(deps, out, e.patient, e.occurredAt) };
   const doctor = await resolve(deps, claims, 'doctor', e.doctor, () =>
     deps.emr.ensurePractitioner({ serviceId: e.doctor.serviceId, name: e.doctor.name }),
   );
@@ -113,12 +111,12 @@ async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Appli
   if (!appointment.isNew) await deps.emr.updateAppointment(appointment.id, input);
 }
 
-/** Returns the mappings to queue for the service. */
+/** Returns the mappings to queue for the service and the snapshots applied. */
 export async function applyEvent(deps: ApplyDeps, event: WebhookEvent): Promise<Applied> {
-  const out: Applied = { claims: [] };
+  const out: Applied = { claims: [], versions: [] };
   switch (event.eventType) {
     case 'patient.created':
-      await applyPatientSnapshot(deps, out, (event as PatientCreatedEvent).patient, event);
+      await applyPatientSnapshot(deps, out, (event as PatientCreatedEvent).patient, event.occurredAt);
       break;
     case 'document.delivered':
     case 'document.failed':

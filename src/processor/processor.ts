@@ -11,13 +11,14 @@ import { describeError, isRetryable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ServiceClient } from '../service-client/client.ts';
-import { applyEvent, type Applied, type ApplyDeps, type AppliedVersion, type DocumentEventSink } from './apply.ts';
+import { applyEvent, type Applied, type ApplyDeps, type DocumentEventSink } from './apply.ts';
 import { createEntityLocks } from './entity-locks.ts';
 import { backoffDelay } from './backoff.ts';
 import { createMappingOutbox, createMappingStore } from './mappings.ts';
 import { parseStoredEvent } from './parse.ts';
 import { createQueue, type ClaimedEvent } from './queue.ts';
 import { createRetention } from './retention.ts';
+import { createEntityVersions } from './versions.ts';
 
 export interface ProcessorDeps {
   db: Db;
@@ -71,25 +72,11 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     onAlert: () => alerts.inc({ kind: 'mapping' }),
   });
   const retention = createRetention(db, clock, config.retention);
-  const versions = {
-    get: db.prepare('SELECT occurred_at FROM entity_versions WHERE entity_key = ?').pluck(),
-    full: db.prepare('SELECT occurred_at AS occurredAt, snapshot_hash AS hash FROM entity_versions WHERE entity_key = ?'),
-    set: db.prepare(
-      'INSERT INTO entity_versions (entity_key, occurred_at, event_id, snapshot_hash) VALUES (?, ?, ?, ?) ON CONFLICT (entity_key) DO UPDATE SET occurred_at = excluded.occurred_at, event_id = excluded.event_id, snapshot_hash = coalesce(excluded.snapshot_hash, entity_versions.snapshot_hash) WHERE excluded.occurred_at >= entity_versions.occurred_at',
-    ),
-  };
-  const applyDeps: ApplyDeps = {
-    emr: deps.emr,
-    mappings,
-    documentEvents: deps.documentEvents,
-    locks: createEntityLocks(),
-    appliedVersion: (k) => versions.full.get(k) as AppliedVersion | undefined,
-    recordVersion: (k, occurredAt, eventId, hash) => {
-      versions.set.run(k, occurredAt, eventId, hash);
-    },
-  };
+  const versions = createEntityVersions(db);
+  const applyDeps: ApplyDeps = { emr: deps.emr, mappings, documentEvents: deps.documentEvents, locks: createEntityLocks(), versions };
   const markApplied = db.transaction((inboxId: number, entityKey: string, occurredAt: string, eventId: string, applied: Applied) => {
-    versions.set.run(entityKey, occurredAt, eventId, null);
+    versions.write(entityKey, { occurredAt, hash: null }, eventId);
+    for (const v of applied.versions) versions.write(v.entityKey, v.version, eventId);
     for (const c of applied.claims) mappings.enqueue(c.entityType, c.serviceId, c.emrId);
     queue.finish(inboxId, 'applied');
   });
@@ -109,7 +96,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       return true;
     }
     const { event, entityKey } = parsed;
-    const newest = versions.get.get(entityKey) as string | undefined;
+    const newest = versions.newest(entityKey)?.occurredAt;
     if (newest !== undefined && event.occurredAt < newest) {
       queue.finish(c.inboxId, 'discarded_stale', `stale: occurredAt ${event.occurredAt} is older than ${newest}`);
       outcomes.inc({ state: 'discarded_stale' });
@@ -119,6 +106,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     try {
       const applied = await applyEvent(applyDeps, event);
       markApplied(c.inboxId, entityKey, event.occurredAt, event.eventId, applied);
+      for (const v of applied.versions) versions.settle(v.entityKey, v.version);
       outcomes.inc({ state: 'applied' });
       log.debug({ eventType: event.eventType, claims: applied.claims.length }, 'event applied');
       return true;

@@ -1,7 +1,6 @@
 // `npm run bench`: every benchmark, each a ratio against a baseline measured in the same run, printed as
 // tables. Targets are checked here, never in timed tests (the machine is shared and noisy).
 // `npm run bench -- receiver` runs one part.
-import { benchInboxCommit } from './inbox-commit.ts';
 import { benchReceiver } from './receiver.ts';
 import { benchSimulatorDeliveries } from './simulator-deliveries.ts';
 import { benchProcessor } from './processor.ts';
@@ -11,7 +10,6 @@ type Bench = () => Promise<{ rows: Record<string, string | number>[]; ok?: boole
 
 const benches: Record<string, Bench> = {
   receiver: benchReceiver,
-  'inbox-commit': benchInboxCommit,
   simulator: benchSimulatorDeliveries,
   processor: benchProcessor,
   pusher: benchPusher,

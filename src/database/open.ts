@@ -7,12 +7,9 @@
 //   The cost of one fsync per commit is shared by the inbox's group commit.
 // - busy_timeout: a short wait for a lock held by another process (a backup, the CLI); past it the
 //   write fails and the receiver answers 503 so the service retries.
-// - Checkpoints: openWithCheckpointer() moves them off the event loop (./checkpointer.ts); a commit then
-//   costs one WAL append and one fsync, never a copy of the WAL into the main file.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { startCheckpointer } from './checkpointer.ts';
 import { migrate } from './migrate.ts';
 
 export type Db = Database.Database;
@@ -37,30 +34,4 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
     migrate(db, opts.migrationsDir);
   }
   return db;
-}
-
-export interface OwnedDatabase {
-  db: Db;
-  /** Closes the connection, then folds the WAL into the main file on the checkpointer's way out. */
-  close(): Promise<void>;
-}
-
-/** A file database whose WAL checkpoints run on a background thread; an in-memory one as it is. */
-export function openWithCheckpointer(opts: OpenDatabaseOptions): OwnedDatabase {
-  const db = openDatabase(opts);
-  if (opts.path === ':memory:' || opts.readonly) return { db, close: async () => void db.close() };
-  db.pragma('wal_autocheckpoint = 0');
-  const checkpointer = startCheckpointer({
-    path: opts.path,
-    onError: () => {
-      if (db.open) db.pragma('wal_autocheckpoint = 1000');
-    },
-  });
-  return {
-    db,
-    async close() {
-      db.close();
-      await checkpointer.stop();
-    },
-  };
 }

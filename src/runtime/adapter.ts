@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { openWithCheckpointer } from '../database/open.ts';
+import { openDatabase } from '../database/open.ts';
 import { createFhirEmr } from '../emr/fhir/index.ts';
 import type { EmrPort } from '../emr/port.ts';
 import { createApp } from '../http/app.ts';
@@ -61,7 +61,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
   const adminToken = bundled?.adminToken ?? config.adminToken!;
   const fhirBaseUrl = config.fhir.baseUrl ?? bundled?.fhirBaseUrl;
 
-  const { db, close: closeDatabase } = openWithCheckpointer({ path: config.databasePath, migrationsDir: ADAPTER_MIGRATIONS });
+  const db = openDatabase({ path: config.databasePath, migrationsDir: ADAPTER_MIGRATIONS });
   const metrics = createMetrics({ defaultMetrics: true });
   const inbox = createInbox({ db, clock, logger });
 
@@ -151,7 +151,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     // A taken port must not leave the database or the bundled servers holding the process open.
     await serviceClient.close();
     await emr.close();
-    await closeDatabase();
+    db.close();
     await bundled?.close();
     throw err;
   }
@@ -196,7 +196,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
         await pusher.stop();
         await serviceClient.close();
         await emr.close();
-        await closeDatabase();
+        db.close();
         await bundled?.close();
         logger.info('adapter stopped');
       })();

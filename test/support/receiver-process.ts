@@ -4,7 +4,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock } from '../../src/clock.ts';
-import { openWithCheckpointer } from '../../src/database/open.ts';
+import { openDatabase } from '../../src/database/open.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createInbox } from '../../src/inbox/inbox.ts';
 import { silentLogger } from '../../src/logger.ts';
@@ -15,8 +15,7 @@ import { TEST_KEY_ID, TEST_SECRET } from './webhooks.ts';
 
 const [dbPath, portArg] = process.argv.slice(2);
 if (!dbPath) throw new Error('usage: receiver-process.ts <db path> [port]');
-// Opened as the adapter opens it (background checkpoints), so the benchmark measures the real receiver.
-const { db, close: closeDatabase } = openWithCheckpointer({ path: dbPath, migrationsDir: ADAPTER_MIGRATIONS });
+const db = openDatabase({ path: dbPath, migrationsDir: ADAPTER_MIGRATIONS });
 const logger = silentLogger();
 const metrics = createMetrics();
 const inbox = createInbox({ db, clock: systemClock, logger });
@@ -45,8 +44,8 @@ server.listen(Number(portArg ?? 0), '127.0.0.1', () => {
 });
 process.on('SIGTERM', () => {
   server.close(() => {
-    void inbox.close().then(async () => {
-      await closeDatabase();
+    void inbox.close().then(() => {
+      db.close();
       process.exit(0);
     });
   });

@@ -37,7 +37,8 @@ export async function replayCommand(argv: string[]): Promise<number> {
     keyId,
     freshIds: values['fresh-ids'] ?? false,
     concurrency,
-    ...(values['admin-url'] || !values.to ? { adminUrl: values['admin-url'] ?? defaults.adminUrl } : {}),
+    // The admin API as given, else beside the receiver --to names, else the adapter the defaults name.
+    adminUrl: values['admin-url'] ?? (values.to ? new URL(values.to).origin : defaults.adminUrl),
     ...(adminToken ? { adminToken } : {}),
     out: print,
     clock,

@@ -7,7 +7,7 @@ import type { Logger } from '../../logger.ts';
 import type { EmrPort, EmrRecord } from '../port.ts';
 import { listDocumentsChangedSince, recordDocumentOutcome } from './documents.ts';
 import { createFhirHttp } from './http.ts';
-import { appointmentResource, isKnownStatus, locationResource, mergePatient, patientResource, practitionerResource } from './mapping.ts';
+import { appointmentResource, isKnownStatus, locationResource, mergePatient, patientResource, practitionerResource, withServiceIdentifier } from './mapping.ts';
 
 export interface FhirEmrOptions {
   baseUrl: string;
@@ -41,10 +41,8 @@ export function createFhirEmr(opts: FhirEmrOptions): EmrPort {
     },
     async linkPatient(id, serviceId) {
       const path = `Patient/${encodeURIComponent(id)}`;
-      const patient = (await http.call<Patient>('GET', path)).body;
-      const identifiers = patient.identifier ?? [];
-      if (identifiers.some((i) => i.system === system && i.value === serviceId)) return;
-      await http.call('PUT', path, { ...patient, identifier: [...identifiers, { system, value: serviceId }] });
+      const linked = withServiceIdentifier((await http.call<Patient>('GET', path)).body, system, serviceId);
+      if (linked) await http.call('PUT', path, linked);
     },
     ensurePractitioner: (d) => ensure(practitionerResource(system, d), d.serviceId),
     ensureLocation: (l) => ensure(locationResource(system, l), l.serviceId),

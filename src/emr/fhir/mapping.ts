@@ -33,18 +33,22 @@ const displayName = (p: Patient): string | undefined => {
   return n && (n.text ?? [...(n.given ?? []), n.family].filter(Boolean).join(' '));
 };
 
+/** The record with the service's identifier added; undefined when it already carries it. */
+export function withServiceIdentifier<R extends Patient>(record: R, system: string, serviceId: string): R | undefined {
+  const identifiers = record.identifier ?? [];
+  if (identifiers.some((i) => i.system === system && i.value === serviceId)) return undefined;
+  return { ...record, identifier: [...identifiers, { system, value: serviceId }] };
+}
+
 /**
  * A newer snapshot of a patient applied to the record the EMR has: the name and the mobile phone change,
  * everything else (other identifiers such as the MRN, birth date, address, other contacts) stays. Undefined
  * when nothing changes, so an unchanged patient costs no write.
  */
 export function mergePatient(existing: Patient, system: string, p: PatientInput): Patient | undefined {
-  let changed = false;
-  const next: Patient = { ...existing };
-  if (!(existing.identifier ?? []).some((i) => i.system === system && i.value === p.serviceId)) {
-    next.identifier = [...(existing.identifier ?? []), { system, value: p.serviceId }];
-    changed = true;
-  }
+  const identified = withServiceIdentifier(existing, system, p.serviceId);
+  let changed = identified !== undefined;
+  const next: Patient = identified ?? { ...existing };
   if (displayName(existing) !== p.name) {
     next.name = [{ text: p.name }, ...(existing.name ?? []).slice(1)];
     changed = true;

@@ -35,6 +35,12 @@ export interface ProcessorDeps {
 export interface Processor {
   /** Processes what is due now; returns how many events reached a final state. */
   runOnce(): Promise<number>;
+  /**
+   * Takes over, at once, the events a process that died was holding. One adapter process owns a database,
+   * so at start every lease belongs to a process that is gone. Returns how many.
+   */
+  recover(): number;
+  /** recover(), then runs in a loop. */
   start(): void;
   /** Stops taking work and waits for what is in flight. */
   stop(): Promise<void>;
@@ -156,10 +162,18 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       });
   }
 
+  function recover(): number {
+    const released = queue.releaseLeases();
+    if (released) logger.warn({ released }, 'took over events held by a process that stopped');
+    return released;
+  }
+
   return {
     runOnce,
+    recover,
     start() {
       stopping = false;
+      recover();
       loop();
     },
     async stop() {

@@ -25,6 +25,8 @@ export interface Queue {
   retryLater(inboxId: number, at: number, reason: string): void;
   /** Events not yet final (including inbox rows not yet taken in). */
   depth(): number;
+  /** Frees every lease (a restart: the process that held them is gone). Returns how many. */
+  releaseLeases(): number;
 }
 
 export function createQueue(db: Db, clock: Clock): Queue {
@@ -50,6 +52,7 @@ export function createQueue(db: Db, clock: Clock): Queue {
   const retry = db.prepare("UPDATE processing SET state = 'retrying', next_attempt_at = ?, last_error = ?, lease_until = NULL WHERE inbox_id = ?");
   const open = db.prepare("SELECT count(*) FROM processing WHERE state IN ('pending', 'retrying')").pluck();
   const untaken = db.prepare('SELECT count(*) FROM inbox_events WHERE id > ?').pluck();
+  const release = db.prepare("UPDATE processing SET lease_until = NULL WHERE lease_until IS NOT NULL AND state IN ('pending', 'retrying')");
 
   const intakeTx = db.transaction((limit: number) => {
     const rows = newRows.all(cursor.get(), limit) as { id: number; event_id: string; body: Buffer | null }[];
@@ -84,5 +87,6 @@ export function createQueue(db: Db, clock: Clock): Queue {
       retry.run(at, reason, inboxId);
     },
     depth: () => (open.get() as number) + (untaken.get(cursor.get()) as number),
+    releaseLeases: () => release.run().changes,
   };
 }

@@ -95,6 +95,7 @@ export function createOutbox(db: Db, clock: Clock) {
   const rejection = db.prepare(
     "UPDATE outbox_documents SET error_code = ?, status_reason = ?, emr_version = ?, emr_synced = 0, updated_at = ? WHERE external_id = ? AND state = 'REJECTED'",
   );
+  const releaseLeases = db.prepare("UPDATE outbox_documents SET lease_until = NULL WHERE state = 'queued' AND lease_until IS NOT NULL");
   const open = db.prepare("SELECT count(*) FROM outbox_documents WHERE state IN ('queued', 'HELD') OR emr_synced = 0").pluck();
 
   return {
@@ -148,6 +149,8 @@ export function createOutbox(db: Db, clock: Clock) {
     markSynced: (r: OutboxRow) => synced.run(r.external_id, r.updated_at),
     list: (state: string | undefined, limit = 200) => (state ? byState.all(state, limit) : all.all(limit)) as OutboxRow[],
     openCount: () => open.get() as number,
+    /** Frees every send lease (a restart: the process that held them is gone). Returns how many. */
+    releaseLeases: () => releaseLeases.run().changes,
   };
 }
 

@@ -151,6 +151,16 @@ export function createPusher(deps: PusherDeps) {
   let scanning: Promise<unknown> = Promise.resolve();
   const scanOnce = () => scanner.scanOnce();
 
+  /**
+   * Takes over, at once, the sends a process that died was holding (one adapter process owns a database).
+   * Sending one again is safe: the service replays its first answer for an externalId.
+   */
+  function recover(): number {
+    const released = outbox.releaseLeases();
+    if (released) logger.warn({ released }, 'took over document sends held by a process that stopped');
+    return released;
+  }
+
   function loop(): void {
     if (stopping) return;
     running = runOnce()
@@ -172,8 +182,10 @@ export function createPusher(deps: PusherDeps) {
       return { ok: true as const, row, created };
     },
     outbox,
+    recover,
     start() {
       stopping = false;
+      recover();
       task = cron.schedule(s.scanCron, () => {
         scanning = scanOnce().catch((err: unknown) => logger.warn({ err: describeError(err) }, 'EMR document scan failed'));
       });

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { UnavailableError } from '../../src/errors.ts';
 import { appointmentEvent, processorFixture } from '../support/processor-fixture.ts';
+import { waitFor } from '../support/wait.ts';
 
 /** An appointment event whose patient is the one shared patient, in the snapshot `name`. */
 function withPatient(occurredAt: string, serviceId: string, name: string) {
@@ -131,6 +132,18 @@ describe('processor', () => {
     f.clock.advance(30_000);
     await f.processor.runOnce();
     expect(f.state(id)).toMatchObject({ state: 'applied', attempts: 2 });
+  });
+
+  it('takes over at once, when started, the events a process that died was holding', async () => {
+    const f = processorFixture({ PROCESSOR_LEASE_MS: '30000', PROCESSOR_POLL_MS: '10' });
+    const id = f.store(appointmentEvent());
+    f.db.prepare("INSERT INTO processing (inbox_id, entity_key, state, attempts, lease_until) SELECT id, 'appointment:apt_1', 'pending', 1, ? FROM inbox_events").run(f.clock.now() + 30_000);
+    f.db.prepare('UPDATE processor_cursor SET last_inbox_id = (SELECT max(id) FROM inbox_events)').run();
+    f.processor.start();
+    await waitFor(() => f.state(id)?.state === 'applied' || undefined);
+    await f.processor.stop();
+    expect(f.state(id)).toMatchObject({ state: 'applied', attempts: 2 });
+    expect(f.logLines().some((l) => l.msg === 'took over events held by a process that stopped' && l.released === 1)).toBe(true);
   });
 
   it("applies a newer snapshot of the patient to the existing record, and ignores an older one", async () => {

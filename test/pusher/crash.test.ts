@@ -44,6 +44,8 @@ describe('pusher killed mid-send', () => {
     await json('POST', `${sim.url}/_sim/faults`, {});
     const second = run([db, sim.url, key, 'resume', 'crash-doc-1']);
     expect(await second.exited).toBe(0);
+    // At once, not after the dead process's 60-second lease: the restart takes its send over.
+    expect(second.output()).toContain('recovered 1');
     expect(second.output()).toContain('SENT');
     expect((await json<unknown[]>('GET', `${sim.url}/_sim/messages?phone=%2B15550401234`)).body).toHaveLength(1);
   }, 60_000);

@@ -1,7 +1,7 @@
 // A pusher in a process of its own, for the crash test: `send` queues one document and sends it;
-// `resume` (with a clock moved past the lease) finishes whatever the killed process left behind.
+// `resume` starts as a restarted adapter does (recover(), then a pass) and finishes what the killed one left.
 // Run: node bin/run-ts.js test/support/pusher-process.ts <db> <serviceUrl> <apiKey> <send|resume> <externalId>
-import { systemClock, type Clock } from '../../src/clock.ts';
+import { systemClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/database/open.ts';
 import { createMemoryEmr } from '../../src/emr/memory/index.ts';
@@ -12,8 +12,7 @@ import { createServiceClient } from '../../src/service-client/client.ts';
 import { PDF } from './simulator-fixture.ts';
 
 const [dbPath, serviceUrl, apiKey, mode, externalId] = process.argv.slice(2) as [string, string, string, string, string];
-// The resumed process runs past the dead one's lease (60 s), as a restart a minute later would.
-const clock: Clock = mode === 'resume' ? { now: () => systemClock.now() + 61_000 } : systemClock;
+const clock = systemClock;
 const db = openDatabase({ path: dbPath, migrationsDir: ADAPTER_MIGRATIONS });
 const serviceClient = createServiceClient({ baseUrl: serviceUrl, apiKey, timeoutMs: 10_000, clock });
 const pusher = createPusher({ db, clock, logger: silentLogger(), emr: createMemoryEmr(), serviceClient, config: parseConfig({}) });
@@ -21,6 +20,7 @@ if (mode === 'send') {
   pusher.enqueue('lab_report', { externalId, patientPhone: '+15550401234', patientName: 'Synthetic Patient', label: 'Crash test report', file: { base64: PDF.toString('base64'), filename: 'crash.pdf' } });
   process.stdout.write('sending\n');
 }
+if (mode === 'resume') process.stdout.write(`recovered ${pusher.recover()}\n`);
 await pusher.runOnce();
 process.stdout.write(`${pusher.outbox.get(externalId)?.state}\n`);
 await serviceClient.close();

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { webhookEventSchema } from '../../src/contract/events.ts';
 import { verifyWebhook } from '../../src/signature/webhook-signature.ts';
 import { simulatorFixture } from '../support/simulator-fixture.ts';
+import { startSubscriber } from '../support/subscriber.ts';
 
 type F = Awaited<ReturnType<typeof simulatorFixture>>;
 let f: F;
@@ -100,6 +101,30 @@ describe('webhook delivery', () => {
     expect(f.subscriber.received.filter((r) => r.headers['x-service-delivery-attempt'] === '2')).toHaveLength(50);
     const alerts = (await f.http().get('/_sim/alerts')).body as { kind: string }[];
     expect(alerts.filter((a) => a.kind === 'subscription_paused')).toHaveLength(1);
+  });
+
+  it("keeps another subscription's ladder on time while one subscription is paused", async () => {
+    f = await simulatorFixture({ eventTypes: ['patient.created'] });
+    f.subscriber.setAnswer(() => 503);
+    const other = await startSubscriber();
+    try {
+      await f.http().post('/_sim/subscriptions').send({ clinicId: f.clinicId, url: other.url, eventTypes: ['patient.created'] });
+      for (let i = 0; i < 50; i++) await f.http().post('/_sim/patients').send({ clinicId: f.clinicId });
+      await f.sim.runDue();
+      expect((await f.http().get(`/_sim/subscriptions/${f.sub.id}`)).body).toMatchObject({ paused: true, queued: 50 });
+      other.setAnswer(() => 500);
+      const t0 = f.clock.now();
+      await f.http().post('/_sim/patients').send({ clinicId: f.clinicId });
+      await f.sim.runDue();
+      // One jump over three rungs: the paused queue is still waiting, and each of the others' attempts goes on time.
+      await advance(f, 30 + 120 + 600);
+      const attempts = other.received.slice(50);
+      expect(attempts.map((r) => r.headers['x-service-delivery-attempt'])).toEqual(['1', '2', '3', '4']);
+      expect(attempts.map((r) => Number(r.headers['x-service-timestamp']) - Math.floor(t0 / 1000))).toEqual([0, 30, 150, 750]);
+      expect(f.subscriber.received).toHaveLength(50);
+    } finally {
+      await other.close();
+    }
   });
 
   it('signs with every active secret during a rotation', async () => {

@@ -65,7 +65,10 @@ export function createPusher(deps: PusherDeps) {
     try {
       const { resource, replayed } = await deps.serviceClient.postDocument(row.document_type, JSON.parse(row.request!) as DocumentRequest);
       // Linked before anything else, so the service's patient.created for this patient finds the EMR record.
-      if (row.emr_patient_id && resource.patientServiceId) links.link(resource.patientServiceId, row.emr_patient_id);
+      // A service patient already mapped to another EMR record is a duplicate claimed a moment ago, or the
+      // service matched the phone to someone else (a family member): either way, a person should look.
+      if (row.emr_patient_id && resource.patientServiceId && !links.link(resource.patientServiceId, row.emr_patient_id))
+        log.warn({ alert: true, patientServiceId: resource.patientServiceId, emrPatientId: row.emr_patient_id }, 'the service put this document with a patient the EMR holds as another record');
       outbox.recordOutcome(row.external_id, { state: resource.status, resource, ...(resource.status === 'HELD' ? { nextPollAt: nextPoll(resource.releaseAfter) } : {}) });
       log.info({ status: resource.status, replayed }, 'document sent to the service');
     } catch (err) {

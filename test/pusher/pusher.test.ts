@@ -14,6 +14,7 @@ import { createApp } from '../../src/http/app.ts';
 import { createMetrics } from '../../src/metrics/metrics.ts';
 import { createDocumentEventSink, createPusher, createPusherAdminRouter } from '../../src/pusher/index.ts';
 import { ServiceCallError } from '../../src/service-client/errors.ts';
+import { captureLogger } from '../support/log-capture.ts';
 import { PDF } from '../support/simulator-fixture.ts';
 
 type Answer = DocumentResource | ServiceCallError;
@@ -24,10 +25,11 @@ function fixture(answers: Answer[] = []) {
   const emr = createMemoryEmr();
   const posts: string[] = [];
   let lookups: Answer[] = [];
+  const log = captureLogger();
   const pusher = createPusher({
     db,
     clock,
-    logger: silentLogger(),
+    logger: log.logger,
     emr,
     random: () => 0.5,
     config: parseConfig({ PUSHER_BACKOFF_BASE_MS: '1000', PUSHER_BACKOFF_MAX_MS: '8000', PUSHER_MAX_ATTEMPTS: '4', PUSHER_HELD_POLL_SECONDS: '300' }),
@@ -46,7 +48,7 @@ function fixture(answers: Answer[] = []) {
     },
   });
   const sink = createDocumentEventSink({ db, clock, logger: silentLogger(), emr });
-  return { db, clock, emr, pusher, posts, sink, setLookups: (l: Answer[]) => (lookups = l), row: (id: string) => pusher.outbox.get(id)! };
+  return { db, clock, emr, pusher, posts, sink, logLines: log.lines, setLookups: (l: Answer[]) => (lookups = l), row: (id: string) => pusher.outbox.get(id)! };
 }
 
 function resource(o: Partial<DocumentResource> = {}): DocumentResource {
@@ -277,7 +279,7 @@ describe('the EMR side', () => {
     expect(f.emr.records.patient.get('pat_new')?.id).toBe('emr-patient-1');
   });
 
-  it('leaves a patient the processor claimed first as it is, and marks no second EMR record with its id', async () => {
+  it('leaves a patient the processor claimed first as it is, marks no second EMR record with its id, and raises an alert', async () => {
     const f = fixture([resource({ externalId: 'dr-1', patientServiceId: 'pat_new' })]);
     f.db.prepare("INSERT INTO emr_mappings (entity_type, service_id, emr_id, created_at) VALUES ('patient', 'pat_new', 'claimed-1', 0)").run();
     f.emr.documents.push(emrDoc('dr-1'));
@@ -287,6 +289,9 @@ describe('the EMR side', () => {
     expect(queued(f)).toBeUndefined();
     expect(f.emr.records.patient.get('pat_new')).toBeUndefined();
     expect(f.emr.outcomes.get('dr-1')?.map((o) => o.status)).toEqual(['SENT']);
+    const alert = f.logLines().find((l) => l.alert === true);
+    expect(alert).toMatchObject({ patientServiceId: 'pat_new', emrPatientId: 'emr-patient-1', externalId: 'dr-1' });
+    expect(JSON.stringify(alert)).not.toContain('+1555');
   });
 
   it('scans EMR documents, sends them once, and writes each status back (retrying while the EMR is down)', async () => {

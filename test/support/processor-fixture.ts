@@ -1,16 +1,15 @@
 // A processor on an in-memory database with a manual clock, an in-memory EMR and a recording service
 // client; events go into the inbox as the receiver would store them.
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { createManualClock, type ManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
 import { openDatabase, type Db } from '../../src/database/open.ts';
 import { createMemoryEmr, type MemoryEmr } from '../../src/emr/memory/index.ts';
-import { createLogger } from '../../src/logger.ts';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createProcessor, type Processor } from '../../src/processor/index.ts';
 import type { DocumentEvent } from '../../src/contract/events.ts';
+import { captureLogger } from './log-capture.ts';
 import { appointmentEventBody } from './webhooks.ts';
 
 export interface ProcessorFixture {
@@ -33,16 +32,7 @@ export function processorFixture(settings: Record<string, string> = {}): Process
   const clock = createManualClock();
   const emr = createMemoryEmr();
   const metrics = createMetrics();
-  const lines: string[] = [];
-  const logger = createLogger({
-    level: 'debug',
-    destination: new Writable({
-      write(chunk, _e, cb) {
-        lines.push(chunk.toString());
-        cb();
-      },
-    }),
-  });
+  const { logger, lines } = captureLogger();
   const mappingsPut: ProcessorFixture['mappingsPut'] = [];
   let mappingError: unknown;
   const documentEvents: DocumentEvent[] = [];
@@ -80,7 +70,7 @@ export function processorFixture(settings: Record<string, string> = {}): Process
     failMappings: (err) => {
       mappingError = err;
     },
-    logLines: () => lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>),
+    logLines: lines,
     store(body, eventId) {
       const raw = typeof body === 'string' ? body : JSON.stringify(body);
       const id = eventId ?? ((body as { eventId?: string }).eventId ?? randomUUID());

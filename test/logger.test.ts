@@ -1,36 +1,24 @@
 // The logger's backstop: a webhook body logged by mistake leaks no patient data or secret.
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../src/logger.ts';
+import { captureLogger } from './support/log-capture.ts';
 import { appointmentEventBody } from './support/webhooks.ts';
-
-function capture() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk, _enc, cb) {
-      lines.push(chunk.toString());
-      cb();
-    },
-  });
-  return { lines, logger: createLogger({ level: 'debug', destination }) };
-}
 
 describe('createLogger redaction', () => {
   it('redacts names, phones, notes and tokens inside a logged webhook body', () => {
-    const { lines, logger } = capture();
+    const { lines, logger } = captureLogger();
     const event = appointmentEventBody();
     logger.info({ event, eventId: event.eventId }, 'oops, logged a body');
     logger.info(event, 'logged at the top level');
-    const out = lines.join('');
+    const out = JSON.stringify(lines());
     for (const secret of ['Test Patient One', '+15550000001', 'Dr Test Doctor', 'Test Clinic Room 1', 'Synthetic test appointment', 'A-17'])
       expect(out).not.toContain(secret);
     expect(out).toContain(String(event.eventId));
     expect(out).toContain('[redacted]');
-    expect(JSON.parse(lines[0]!).app).toBe('emr-bridge');
+    expect(lines()[0]!.app).toBe('emr-bridge');
   });
 
   it('redacts document fields: label, file bytes, phones, names, message text', () => {
-    const { lines, logger } = capture();
+    const { lines, logger } = captureLogger();
     logger.info({
       request: {
         externalId: 'doc-1',
@@ -41,15 +29,15 @@ describe('createLogger redaction', () => {
       },
       message: { text: 'Your lab report: Blood panel', phone: '+15550000002' },
     });
-    const out = lines.join('');
+    const out = JSON.stringify(lines());
     for (const secret of ['Test Patient Two', '+15550000002', 'Blood panel', 'JVBERi0xLjQK', 'panel.pdf']) expect(out).not.toContain(secret);
     expect(out).toContain('doc-1');
   });
 
   it('redacts authorization headers and secrets', () => {
-    const { lines, logger } = capture();
+    const { lines, logger } = captureLogger();
     logger.info({ headers: { authorization: 'Bearer live_secret_key' }, config: { signingSecret: 'whsec_x', apiKey: 'live_y' } });
-    const out = lines.join('');
+    const out = JSON.stringify(lines());
     for (const secret of ['live_secret_key', 'whsec_x', 'live_y']) expect(out).not.toContain(secret);
   });
 });

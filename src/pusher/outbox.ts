@@ -39,6 +39,8 @@ export interface OutboxRow {
 export function isFinal(r: Pick<OutboxRow, 'state' | 'error_code'>): boolean {
   return r.state === 'SENT' || r.state === 'SUPPRESSED' || (r.state === 'FAILED' && r.error_code === null);
 }
+/** isFinal as SQL, for the statements that must not move a final row. */
+const FINAL = "(state IN ('SENT', 'SUPPRESSED') OR (state = 'FAILED' AND error_code IS NULL))";
 
 /** What an admin or the CLI may see of a row: identifiers, status, reasons, times. Never the request. */
 export function publicView(r: OutboxRow) {
@@ -78,7 +80,7 @@ export function createOutbox(db: Db, clock: Clock) {
       patient_service_id = coalesce(@patientServiceId, patient_service_id), release_after = @releaseAfter, sent_at = coalesce(@sentAt, sent_at),
       next_poll_at = @nextPollAt, request = CASE WHEN @state = 'queued' OR (@state = 'FAILED' AND @code IS NOT NULL) THEN request ELSE NULL END,
       lease_until = NULL, emr_synced = CASE WHEN emr_document_id IS NULL THEN 1 ELSE 0 END, updated_at = @now
-    WHERE external_id = @externalId AND NOT (state IN ('SENT', 'SUPPRESSED') OR (state = 'FAILED' AND error_code IS NULL))`);
+    WHERE external_id = @externalId AND NOT ${FINAL}`);
   const retry = db.prepare("UPDATE outbox_documents SET next_attempt_at = ?, lease_until = NULL, error_code = ?, status_reason = ?, updated_at = ? WHERE external_id = ? AND state = 'queued'");
   const resend = db.prepare(`
     UPDATE outbox_documents SET state = 'queued', status_reason = NULL, error_code = NULL, attempts = 0, next_attempt_at = 0, lease_until = NULL, updated_at = ?

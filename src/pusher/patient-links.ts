@@ -23,5 +23,11 @@ export function createPatientLinks(deps: { db: Db; clock: Clock }): PatientLinks
     mappings.enqueue('patient', serviceId, emrPatientId);
     return true;
   });
-  return { link: (serviceId, emrPatientId) => link.immediate(serviceId, emrPatientId) };
+  return {
+    // Once a mapping stands, asking again (every status write-back does) is a read, not a commit.
+    link(serviceId, emrPatientId) {
+      const standing = mappings.find('patient', serviceId);
+      return standing === undefined ? link.immediate(serviceId, emrPatientId) : standing === emrPatientId;
+    },
+  };
 }

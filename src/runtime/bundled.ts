@@ -45,7 +45,6 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
   if (config.adminToken) delete state.adminToken;
   else state.adminToken ??= randomBytes(18).toString('base64url');
   const save = () => writeBundledState(config.dataDir, state);
-  save();
 
   const simulator = config.bundled.service
     ? await startSimulatorServer({
@@ -55,10 +54,8 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
         logger: logger.child({ component: 'simulator' }),
       })
     : undefined;
-  if (simulator) {
-    state.serviceUrl = simulator.url;
-    save();
-  }
+  if (simulator) state.serviceUrl = simulator.url;
+  save();
   const fhir = config.bundled.fhir
     ? await startFhirServer({
         port: nextPort(config.port, 2),

@@ -89,7 +89,7 @@ export function createSimulator(opts: SimulatorOptions): Simulator {
           if (next > target) break;
           if (next > clock.now()) clock.advance(next - clock.now());
           await runDue();
-          // What is still due now cannot fire (a paused subscription): nothing more happens before target.
+          // What is still due after a pass cannot fire now (a delivery still in flight): go on to the target.
           if (nextDue() <= clock.now()) break;
         }
         if (target > clock.now()) clock.advance(target - clock.now());

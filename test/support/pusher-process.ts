@@ -12,10 +12,9 @@ import { createServiceClient } from '../../src/service-client/client.ts';
 import { PDF } from './simulator-fixture.ts';
 
 const [dbPath, serviceUrl, apiKey, mode, externalId] = process.argv.slice(2) as [string, string, string, string, string];
-const clock = systemClock;
 const db = openDatabase({ path: dbPath, migrationsDir: ADAPTER_MIGRATIONS });
-const serviceClient = createServiceClient({ baseUrl: serviceUrl, apiKey, timeoutMs: 10_000, clock });
-const pusher = createPusher({ db, clock, logger: silentLogger(), emr: createMemoryEmr(), serviceClient, config: parseConfig({}) });
+const serviceClient = createServiceClient({ baseUrl: serviceUrl, apiKey, timeoutMs: 10_000, clock: systemClock });
+const pusher = createPusher({ db, clock: systemClock, logger: silentLogger(), emr: createMemoryEmr(), serviceClient, config: parseConfig({}) });
 if (mode === 'send') {
   pusher.enqueue('lab_report', { externalId, patientPhone: '+15550401234', patientName: 'Synthetic Patient', label: 'Crash test report', file: { base64: PDF.toString('base64'), filename: 'crash.pdf' } });
   process.stdout.write('sending\n');

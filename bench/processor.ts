@@ -53,7 +53,7 @@ export async function benchProcessor(): Promise<{ rows: Record<string, string | 
   const fhir = await startChild(['bin/emr-bridge.js', 'fhir-server', '--port', '0'], { env: { LOG_LEVEL: 'silent' } });
   try {
     const memory = await measure(createMemoryEmr(), dir, 'memory');
-    const fhirEmr = createFhirEmr({ baseUrl: fhir.url, identifierSystem: 'urn:emr-bridge:service', timeoutMs: 10_000, labReportTypeCodes: [], prescriptionTypeCodes: [], clock: systemClock, logger: silentLogger() });
+    const fhirEmr = createFhirEmr({ baseUrl: fhir.url, identifierSystem: 'urn:emr-bridge:service', timeoutMs: 10_000, labReportTypeCodes: [], prescriptionTypeCodes: [], auth: { mode: 'none' }, maxContentBytes: 1024 * 1024, clock: systemClock, logger: silentLogger() });
     const real = await measure(fhirEmr, dir, 'fhir');
     await fhirEmr.close();
     const row = (emr: string, r: { applied: number; seconds: number; rate: number }) => ({ emr, events: r.applied, seconds: r.seconds.toFixed(2), 'events applied/s': Math.round(r.rate) });

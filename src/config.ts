@@ -37,6 +37,15 @@ const schema = z.object({
   FHIR_TIMEOUT_MS: int(10_000, 100),
   FHIR_LAB_REPORT_TYPE_CODES: csv.transform((v) => (v.length ? v : ['http://loinc.org|11502-2'])),
   FHIR_PRESCRIPTION_TYPE_CODES: csv.transform((v) => (v.length ? v : ['http://loinc.org|57833-6'])),
+  FHIR_AUTH: z.enum(['none', 'bearer', 'smart']).optional(),
+  FHIR_BEARER_TOKEN: z.string().optional(),
+  FHIR_CLIENT_ID: z.string().optional(),
+  FHIR_PRIVATE_KEY_PATH: z.string().optional(),
+  FHIR_KEY_ID: z.string().optional(),
+  FHIR_TOKEN_URL: optionalUrl,
+  FHIR_SCOPES: z.string().optional().transform((s) => (s ?? '').split(/\s+/).filter(Boolean)),
+  // A document's content read from the EMR (a Binary's JSON is a third larger than the 15 MB file it holds).
+  FHIR_MAX_CONTENT_BYTES: int(25 * 1024 * 1024, 1024),
   ADMIN_TOKEN: z.string().optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   // About a day of retries at the backoff cap: an EMR outage or maintenance window is ridden out, not dead-lettered.
@@ -58,6 +67,16 @@ const schema = z.object({
 });
 
 export type RawSettings = z.input<typeof schema>;
+
+/** How the adapter signs in to the EMR (FHIR_AUTH and the settings that go with each mode). */
+export type FhirAuthConfig =
+  | { mode: 'none' }
+  | { mode: 'bearer'; token: string }
+  | { mode: 'smart'; clientId: string; privateKeyPath: string; keyId?: string; tokenUrl?: string; scopes?: string[] };
+
+/** The client id and key file zero-configuration mode registers with the bundled FHIR server. */
+export const BUNDLED_FHIR_CLIENT_ID = 'emr-bridge';
+export const BUNDLED_FHIR_KEY_FILE = 'fhir-client-key.pem';
 
 export interface Config {
   port: number;
@@ -81,6 +100,8 @@ export interface Config {
     timeoutMs: number;
     labReportTypeCodes: string[];
     prescriptionTypeCodes: string[];
+    auth: FhirAuthConfig;
+    maxContentBytes: number;
   };
   adminToken?: string;
   logLevel: (typeof LOG_LEVELS)[number];
@@ -131,9 +152,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     problems.push('PROCESSOR_BACKOFF_MAX_MS: must not be below PROCESSOR_BACKOFF_BASE_MS');
   if (s.PUSHER_BACKOFF_MAX_MS < s.PUSHER_BACKOFF_BASE_MS)
     problems.push('PUSHER_BACKOFF_MAX_MS: must not be below PUSHER_BACKOFF_BASE_MS');
+  const dataDir = resolve(s.DATA_DIR);
+  const fhirAuth = fhirAuthFrom(s, dataDir, problems);
   if (problems.length) throw new ConfigError(problems);
 
-  const dataDir = resolve(s.DATA_DIR);
   return {
     port: s.PORT,
     host: s.HOST,
@@ -153,6 +175,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       timeoutMs: s.FHIR_TIMEOUT_MS,
       labReportTypeCodes: s.FHIR_LAB_REPORT_TYPE_CODES,
       prescriptionTypeCodes: s.FHIR_PRESCRIPTION_TYPE_CODES,
+      auth: fhirAuth,
+      maxContentBytes: s.FHIR_MAX_CONTENT_BYTES,
     },
     ...(s.ADMIN_TOKEN ? { adminToken: s.ADMIN_TOKEN } : {}),
     logLevel: s.LOG_LEVEL,
@@ -174,6 +198,31 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     },
     simulator: s.SIMULATOR_DATABASE_PATH ? { databasePath: resolve(s.SIMULATOR_DATABASE_PATH) } : {},
     bundled: { service: !s.SERVICE_BASE_URL, fhir: !s.FHIR_BASE_URL },
+  };
+}
+
+/**
+ * FHIR_AUTH and its settings. Default: `none` beside a configured FHIR_BASE_URL; `smart` against the
+ * bundled FHIR server, with a key kept in the data folder, as a production deployment would sign in.
+ */
+function fhirAuthFrom(s: z.output<typeof schema>, dataDir: string, problems: string[]): FhirAuthConfig {
+  const bundled = !s.FHIR_BASE_URL;
+  const mode = s.FHIR_AUTH ?? (bundled ? 'smart' : 'none');
+  if (mode === 'none') return { mode };
+  if (mode === 'bearer') {
+    if (bundled) problems.push('FHIR_AUTH: the bundled FHIR server signs in with smart (or none), not bearer');
+    if (!s.FHIR_BEARER_TOKEN) problems.push('FHIR_BEARER_TOKEN: required when FHIR_AUTH is bearer');
+    return { mode, token: s.FHIR_BEARER_TOKEN ?? '' };
+  }
+  if (!bundled && !s.FHIR_CLIENT_ID) problems.push('FHIR_CLIENT_ID: required when FHIR_AUTH is smart');
+  if (!bundled && !s.FHIR_PRIVATE_KEY_PATH) problems.push('FHIR_PRIVATE_KEY_PATH: required when FHIR_AUTH is smart');
+  return {
+    mode,
+    clientId: s.FHIR_CLIENT_ID ?? BUNDLED_FHIR_CLIENT_ID,
+    privateKeyPath: s.FHIR_PRIVATE_KEY_PATH ? resolve(s.FHIR_PRIVATE_KEY_PATH) : join(dataDir, BUNDLED_FHIR_KEY_FILE),
+    ...(s.FHIR_KEY_ID ? { keyId: s.FHIR_KEY_ID } : {}),
+    ...(s.FHIR_TOKEN_URL ? { tokenUrl: s.FHIR_TOKEN_URL } : {}),
+    ...(s.FHIR_SCOPES.length ? { scopes: s.FHIR_SCOPES } : {}),
   };
 }
 

@@ -8,6 +8,11 @@ export interface AppErrorOptions {
   retryable?: boolean;
   /** Dotted path of the offending request field, where there is one. */
   field?: string;
+  /**
+   * A dependency refuses all work, not this item (a sign-in refused, a server that is not what we need):
+   * the work waits without spending its retry budget, and the fix is a person's, made once for everything.
+   */
+  incident?: boolean;
   cause?: unknown;
 }
 
@@ -15,6 +20,7 @@ export class AppError extends Error {
   readonly code: string;
   readonly status: number;
   readonly retryable: boolean;
+  readonly incident: boolean;
   readonly field?: string;
 
   constructor(opts: AppErrorOptions) {
@@ -23,6 +29,7 @@ export class AppError extends Error {
     this.code = opts.code;
     this.status = opts.status;
     this.retryable = opts.retryable ?? false;
+    this.incident = opts.incident ?? false;
     if (opts.field !== undefined) this.field = opts.field;
   }
 }
@@ -62,6 +69,9 @@ export class ConfigError extends Error {
 }
 
 export const isRetryable = (err: unknown): boolean => err instanceof AppError && err.retryable;
+
+/** True for a dependency-wide failure (see AppErrorOptions.incident): never charged to one event or document. */
+export const isIncident = (err: unknown): boolean => err instanceof AppError && err.incident;
 
 /** A short, log-safe description of any thrown value: class and code, never a payload. */
 export function describeError(err: unknown): { type: string; code?: string; message: string } {

@@ -14,11 +14,15 @@ export interface CliDefaults {
   secrets: string[];
   /** The bundled simulator, when the adapter runs on it (and so on its clock). */
   serviceUrl?: string;
+  /** The EMR's FHIR base URL: FHIR_BASE_URL, or the bundled FHIR server a zero-configuration adapter started. */
+  fhirBaseUrl?: string;
 }
 
 export function cliDefaults(config: Config): CliDefaults {
-  // bundled.json speaks only for an adapter that runs on the bundled simulator, as these settings would.
-  const bundled = config.bundled.service ? readBundledState(config.dataDir) : {};
+  // bundled.json speaks for each bundled part only where these settings would run it too.
+  const state = config.bundled.service || config.bundled.fhir ? readBundledState(config.dataDir) : {};
+  const bundled = config.bundled.service ? state : {};
+  const fhirBaseUrl = config.fhir.baseUrl ?? (config.bundled.fhir ? state.fhirBaseUrl : undefined);
   const c = bundled.credentials;
   const local = `http://127.0.0.1:${config.port}`;
   const adminToken = config.adminToken ?? bundled.adminToken;
@@ -30,5 +34,6 @@ export function cliDefaults(config: Config): CliDefaults {
     ...(keyId ? { keyId } : {}),
     secrets: config.service.signingSecrets.length ? config.service.signingSecrets : c ? [c.signingSecret] : [],
     ...(c && bundled.serviceUrl ? { serviceUrl: bundled.serviceUrl } : {}),
+    ...(fhirBaseUrl ? { fhirBaseUrl } : {}),
   };
 }

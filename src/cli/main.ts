@@ -1,5 +1,6 @@
 // `emr-bridge <command>`: dispatches to one file per command. Only the CLI listens, schedules and
 // handles signals; everything it runs is built by factories that tests use directly.
+import { ClientKeyError } from '../emr/fhir/auth/keys.ts';
 import { ConfigError } from '../errors.ts';
 import { UsageError } from './args.ts';
 import { fhirServerCommand, simulatorCommand } from './servers.ts';
@@ -9,12 +10,15 @@ const USAGE = `usage: emr-bridge <command> [options]
 
   serve [--port N]                 the adapter; with nothing configured, also the bundled simulator and FHIR server
   simulator [--port N] [--db F]    the bundled service simulator alone
-  fhir-server [--port N] [--data-file F]   the bundled FHIR R4 server alone
+  fhir-server [--port N] [--host H] [--data-file F] [--auth none|smart] [--client ID=JWKS_FILE]... [--token-lifetime S]
+                                   the bundled FHIR R4 server alone
   replay <file|folder> [--to URL] [--secret S] [--key-id K] [--fresh-ids] [--concurrency N] [--admin-url U --admin-token T]
   push lab-report|prescription --file F --external-id ID (--patient-external-id P | --patient-phone P --patient-name N) --label L
   documents list [--status S] | documents show <externalId> | documents retry <externalId>
   dead-letters list | dead-letters replay <eventId> | dead-letters replay --all [--event-type T]
   schemas [--out DIR] [--check]    JSON Schemas generated from the zod schemas (samples/schemas)
+  keys generate [--alg ES384|RS384] [--out FILE]   a key pair for signing in to the EMR; prints the public JWKS
+  fhir-get <path>                  reads the EMR signed in as the adapter (e.g. 'Appointment?_count=10')
 
 Settings come from the environment or .env (see .env.example).`;
 
@@ -29,6 +33,8 @@ const commands: Record<string, () => Promise<Command>> = {
   documents: async () => (await import('./admin-commands.ts')).documentsCommand,
   'dead-letters': async () => (await import('./admin-commands.ts')).deadLettersCommand,
   schemas: async () => (await import('./schemas.ts')).schemasCommand,
+  keys: async () => (await import('./keys.ts')).keysCommand,
+  'fhir-get': async () => (await import('./fhir-get.ts')).fhirGetCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {
@@ -45,7 +51,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await (await load())(rest);
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof UsageError) {
+    if (err instanceof ConfigError || err instanceof UsageError || err instanceof ClientKeyError) {
       process.stderr.write(`emr-bridge ${name}: ${err.message}\n`);
       return 2;
     }

@@ -30,7 +30,7 @@ function printBanner(a: RunningAdapter, dataDir: string): void {
   print(
     `    curl -s -X POST ${a.serviceUrl}/_sim/appointments -H 'content-type: application/json' -d '{"clinicId":"${a.clinicId}"}'`,
   );
-  print(`    sleep 1; curl -s '${a.fhirBaseUrl}/Appointment?_count=10'`);
+  print(`    sleep 1; npx emr-bridge fhir-get 'Appointment?_count=10'   (the FHIR server wants a SMART sign-in, as a hospital's does)`);
   print('  Replay the QA samples (in another terminal): npx emr-bridge replay samples --fresh-ids');
   print('');
 }

@@ -1,9 +1,10 @@
 // `emr-bridge simulator` and `emr-bridge fhir-server`: the bundled servers on their own, for QA and demos.
 import { loadConfig } from '../config.ts';
+import { fhirServerCliOptions } from '../fhir-server/cli-options.ts';
 import { startFhirServer } from '../fhir-server/server.ts';
 import { createLogger } from '../logger.ts';
 import { startSimulatorServer } from '../simulator/server.ts';
-import { parse, portOption } from './args.ts';
+import { parse, portOption, UsageError } from './args.ts';
 import { createGatedStdout } from './output.ts';
 import { onShutdown } from './signals.ts';
 
@@ -24,17 +25,34 @@ export async function simulatorCommand(argv: string[]): Promise<number> {
 }
 
 export async function fhirServerCommand(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { port: { type: 'string' }, 'data-file': { type: 'string' } });
+  const { values } = parse(argv, {
+    port: { type: 'string' },
+    'data-file': { type: 'string' },
+    host: { type: 'string' },
+    auth: { type: 'string' },
+    client: { type: 'string', multiple: true },
+    'token-lifetime': { type: 'string' },
+  });
+  const options = fhirServerCliOptions(values);
   const config = loadConfig();
   const out = createGatedStdout();
   const logger = createLogger({ level: config.logLevel, destination: out.stream, name: 'fhir-server' });
   const dataFile = values['data-file'];
   const server = await startFhirServer({
     port: Number(portOption(values.port) ?? 8103),
-    host: '127.0.0.1',
+    host: options.host,
     ...(dataFile ? { dataFile } : {}),
+    ...(options.auth ? { auth: options.auth } : {}),
     logger,
   });
+  try {
+    for (const client of options.clients) server.auth?.registerClient(client);
+  } catch (err) {
+    await server.close();
+    throw new UsageError(`--client: ${(err as Error).message}`);
+  }
+  // Scripts read the first line as `listening on <url>` and nothing more.
   out.announce(`listening on ${server.baseUrl}`);
+  if (server.auth) logger.info({ tokenUrl: server.auth.tokenUrl, clients: options.clients.map((c) => c.clientId) }, 'SMART sign-in on');
   return onShutdown(() => server.close(), (m) => logger.info(m));
 }

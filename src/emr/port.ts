@@ -1,5 +1,6 @@
 // The whole EMR side of emr-bridge as one interface. The processor and the pusher talk only to this;
-// the FHIR R4 adapter in ./fhir/ implements it. A fork for another EMR re-implements this one file's
+// the FHIR R4 adapter in ./fhir/ implements it. Failures are EmrError (./errors.ts): an outage, a refusal
+// of one call, or an incident (the EMR refuses the adapter itself). A fork for another EMR re-implements this one file's
 // interface in a folder of its own and changes the one line in src/runtime that constructs it.
 import type { DocumentStatus, DocumentType, Payment } from '../contract/events.ts';
 
@@ -86,7 +87,10 @@ export interface DocumentOutcome {
 }
 
 export interface EmrPort {
-  /** Finds the record carrying the service's id, or creates it. Never makes two for one serviceId. */
+  /**
+   * Finds the record carrying the service's id, or creates it. Never makes two for one serviceId, given
+   * that the caller does not claim one serviceId twice at once (the processor holds a lock per entity).
+   */
   ensurePatient(input: PatientInput): Promise<EmrRecord>;
   /** Applies a newer snapshot of a patient (name, phone) to its existing record. */
   updatePatient(id: string, input: PatientInput): Promise<void>;
@@ -102,11 +106,14 @@ export interface EmrPort {
   updateAppointment(id: string, input: AppointmentInput): Promise<void>;
   /** Documents for patients created or changed after the watermark (undefined: from the beginning). */
   listDocumentsChangedSince(watermark: string | undefined): Promise<DocumentChanges>;
-  /** Fetches a document's bytes when its content is a URL the service cannot reach. */
+  /**
+   * Reads a document's bytes from the EMR (its content is a URL). Content the adapter will not read (another
+   * origin than the EMR's) throws EmrError document_content_refused.
+   */
   readDocumentBytes(doc: EmrDocument): Promise<Uint8Array>;
   /** Records the document's latest status in the EMR. Idempotent: the same outcome twice changes nothing. */
   recordDocumentOutcome(outcome: DocumentOutcome): Promise<void>;
-  /** Throws when the EMR cannot be reached: used by readiness. */
+  /** Throws when the EMR cannot be reached, or is not what the adapter needs (start-up, readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,14 +1,18 @@
-// The bundled FHIR R4 server: @medplum/fhir-router's FhirRouter over its MemoryRepository (real FHIR
-// search, conditional create/update, validation), served over node:http. Its listening address is its
-// FHIR base URL. The embedded default EMR for `npm start`, the end-to-end tests and QA.
+// The bundled FHIR R4 server over node:http: routes the public documents (metadata, smart-configuration),
+// the token endpoint and, behind the sign-in guard when it is on, every FHIR interaction.
+// The embedded default EMR for `npm start`, the end-to-end tests and QA.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { getStatus, isOk, normalizeOperationOutcome } from '@medplum/core';
-import { FhirRouter, MemoryRepository, type HttpMethod } from '@medplum/fhir-router';
-import type { OperationOutcome, Resource } from '@medplum/fhirtypes';
+import type { HttpMethod } from '@medplum/fhir-router';
+import { systemClock, type Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
+import { createBundledAuth, type BundledAuth, type BundledAuthServer } from './auth/bundled-auth.ts';
+import { capabilityStatement } from './capability.ts';
 import { loadFhirDefinitions } from './definitions.ts';
-import { createJournal, replayJournal, type ResourceJournal } from './persistence.ts';
+import { createFhirHandler, WRITES, type FhirHandler } from './fhir-handler.ts';
+import { BadRequestBody, outcome, readJsonBody, sendFhir, sendJson } from './http.ts';
+
+export type { BundledAuthServer } from './auth/bundled-auth.ts';
 
 export interface FhirServerOptions {
   port?: number;
@@ -16,104 +20,112 @@ export interface FhirServerOptions {
   /** JSON-lines file that keeps the data across restarts; in memory only when absent. */
   dataFile?: string;
   logger: Logger;
+  /** SMART Backend Services sign-in; absent = no sign-in (as today). */
+  auth?: { tokenLifetimeSeconds?: number /* default 300 */ };
+  /** Time for token expiry and assertion checks; default systemClock. */
+  clock?: Clock;
+  /** Default true. false: the CapabilityStatement declares no conditional create, and If-None-Exist is ignored (a plain create) — a stand-in for FHIR servers without it. */
+  conditionalCreate?: boolean;
 }
 
 export interface RunningFhirServer {
   baseUrl: string;
   port: number;
   close(): Promise<void>;
+  /** Present when auth is on. */
+  auth?: BundledAuthServer;
 }
 
-const MAX_BODY = 20 * 1024 * 1024;
-const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const DEFAULT_TOKEN_LIFETIME_SECONDS = 300;
 
-function readJsonBody(req: IncomingMessage): Promise<unknown> {
+// A wildcard bind is reached on loopback; a specific address is reached on itself.
+function advertisedHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function listen(server: ReturnType<typeof createServer>, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) reject(new Error('body too large'));
-      else chunks.push(c);
-    });
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      try {
-        resolve(text ? JSON.parse(text) : undefined);
-      } catch {
-        reject(new Error('body is not JSON'));
-      }
-    });
-    req.on('error', reject);
+    server.once('error', reject);
+    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
   });
 }
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/fhir+json; charset=utf-8', ...headers });
-  res.end(JSON.stringify(body));
+interface Routes {
+  fhir: FhirHandler;
+  auth: BundledAuth | undefined;
+  capability: object;
 }
 
-const invalid = (text: string): OperationOutcome => ({
-  resourceType: 'OperationOutcome',
-  issue: [{ severity: 'error', code: 'invalid', details: { text } }],
-});
+async function handleFhir(routes: Routes, req: IncomingMessage, res: ServerResponse, url: string): Promise<void> {
+  const method = (req.method ?? 'GET').toUpperCase() as HttpMethod;
+  const signedIn = routes.auth?.guard.authenticate(req.headers);
+  if (signedIn && 'refusal' in signedIn) {
+    sendFhir(res, signedIn.refusal.status, signedIn.refusal.body, signedIn.refusal.headers);
+    return;
+  }
+  let body: unknown;
+  try {
+    body = WRITES.has(method) ? await readJsonBody(req) : undefined;
+  } catch (err) {
+    if (!(err instanceof BadRequestBody)) throw err;
+    sendFhir(res, 400, outcome('invalid', err.message));
+    return;
+  }
+  const forbidden = signedIn && routes.auth?.guard.authorize(signedIn.grant, method, url, body);
+  if (forbidden) {
+    sendFhir(res, forbidden.status, forbidden.body, forbidden.headers);
+    return;
+  }
+  const answer = await routes.fhir({ method, url, headers: req.headers, body });
+  sendFhir(res, answer.status, answer.body, answer.headers);
+}
+
+async function route(routes: Routes, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = req.url ?? '/';
+  const pathname = url.split('?')[0];
+  if (pathname === '/metadata') return sendFhir(res, 200, routes.capability);
+  if (pathname === '/.well-known/smart-configuration') {
+    if (routes.auth) sendJson(res, 200, routes.auth.smartConfiguration());
+    else sendFhir(res, 404, outcome('not-found', 'this server has no sign-in'));
+    return;
+  }
+  if (pathname === '/auth/token' && routes.auth) return routes.auth.tokenEndpoint(req, res);
+  return handleFhir(routes, req, res, url);
+}
 
 export async function startFhirServer(opts: FhirServerOptions): Promise<RunningFhirServer> {
   loadFhirDefinitions();
-  const repo = new MemoryRepository();
-  const router = new FhirRouter();
-  let journal: ResourceJournal | undefined;
-  if (opts.dataFile) {
-    const restored = await replayJournal(opts.dataFile, repo);
-    journal = createJournal(opts.dataFile);
-    opts.logger.info({ restored }, 'FHIR data restored');
-  }
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const method = (req.method ?? 'GET').toUpperCase() as HttpMethod;
-    const url = req.url ?? '/';
-    if (url === '/metadata' || url.startsWith('/metadata?')) {
-      send(res, 200, { resourceType: 'CapabilityStatement', status: 'active', kind: 'instance', fhirVersion: '4.0.1', format: ['json'], date: '2026-01-01' });
-      return;
-    }
-    let body: unknown;
-    try {
-      body = WRITES.has(method) ? await readJsonBody(req) : undefined;
-    } catch (err) {
-      send(res, 400, invalid((err as Error).message));
-      return;
-    }
-    const [outcome, resource] = await router.handleRequest(
-      { method, url, pathname: '', query: {}, params: {}, body, headers: req.headers },
-      repo,
-    );
-    const status = getStatus(outcome);
-    if (isOk(outcome) && WRITES.has(method)) {
-      if (method === 'DELETE') journal?.recordDeletion(url.split('?')[0]!.replace(/^\//, ''));
-      else if (resource && 'id' in resource) journal?.record(resource as Resource);
-    }
-    const location = status === 201 && resource ? { location: `/${resource.resourceType}/${resource.id}` } : undefined;
-    send(res, status, resource ?? normalizeOperationOutcome(outcome), location);
-  }
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
+  const conditionalCreate = opts.conditionalCreate ?? true;
+  const fhir = await createFhirHandler({ logger: opts.logger, conditionalCreate, ...(opts.dataFile ? { dataFile: opts.dataFile } : {}) });
+  const server = createServer();
+  const host = opts.host ?? '127.0.0.1';
+  const port = await listen(server, opts.port ?? 0, host);
+  const baseUrl = `http://${advertisedHost(host)}:${port}`;
+  const auth = opts.auth
+    ? createBundledAuth({
+        baseUrl,
+        tokenLifetimeSeconds: opts.auth.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS,
+        clock: opts.clock ?? systemClock,
+        logger: opts.logger,
+      })
+    : undefined;
+  const routes: Routes = { fhir, auth, capability: capabilityStatement({ conditionalCreate, ...(auth ? { tokenUrl: auth.api.tokenUrl } : {}) }) };
+  // Attached in the same tick the listen promise settles, before any connection can be read.
+  server.on('request', (req, res) => {
+    route(routes, req, res).catch((err: unknown) => {
       opts.logger.error({ err: (err as Error).message }, 'FHIR request failed');
-      if (!res.headersSent) send(res, 500, invalid('internal error'));
+      if (!res.headersSent) sendFhir(res, 500, outcome('exception', 'internal error'));
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl,
     port,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       }),
+    ...(auth ? { auth: auth.api } : {}),
   };
 }

@@ -7,7 +7,7 @@ import type { Db } from '../database/open.ts';
 import { describeError, isRetryable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { ServiceClient } from '../service-client/client.ts';
-import { backoffDelay, type BackoffSettings } from './backoff.ts';
+import { backoffDelay, type BackoffSettings } from '../work/backoff.ts';
 
 export interface MappingStore {
   find(entityType: MappingEntityType, serviceId: string): string | undefined;

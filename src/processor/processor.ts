@@ -7,12 +7,13 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../database/open.ts';
 import type { EmrPort } from '../emr/port.ts';
-import { describeError, isRetryable } from '../errors.ts';
+import { describeError, isIncident, isRetryable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ServiceClient } from '../service-client/client.ts';
 import { applyEvent, type Applied, type ApplyDeps, type DocumentEventSink } from './apply.ts';
-import { backoffDelay } from './backoff.ts';
+import { backoffDelay } from '../work/backoff.ts';
+import { createIncidentGate, type IncidentGate } from '../work/incident-gate.ts';
 import { createEntityLocks } from './entity-locks.ts';
 import { createMappingOutbox, createMappingStore } from './mappings.ts';
 import { parseStoredEvent } from './parse.ts';
@@ -30,6 +31,8 @@ export interface ProcessorDeps {
   config: Pick<Config, 'processor' | 'retention'>;
   metrics?: Metrics;
   random?: () => number;
+  /** Shared with the pusher: while the EMR refuses the adapter, no event is tried (and none spends its budget). */
+  emrGate?: IncidentGate;
 }
 
 export interface Processor {
@@ -53,6 +56,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   const { db, clock, logger, config } = deps;
   const random = deps.random ?? Math.random;
   const settings = config.processor;
+  const emrGate = deps.emrGate ?? createIncidentGate(clock);
   const backoff = { baseMs: settings.backoffBaseMs, maxMs: settings.backoffMaxMs };
   const alerts = new Counter({
     name: 'emr_bridge_processor_alerts_total',
@@ -113,12 +117,21 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       const applied = await applyEvent(applyDeps, event);
       markApplied(c.inboxId, entityKey, event.occurredAt, event.eventId, applied);
       for (const v of applied.versions) versions.settle(v.entityKey, v.version);
+      emrGate.passed();
       outcomes.inc({ state: 'applied' });
       log.debug({ eventType: event.eventType, claims: applied.claims.length }, 'event applied');
       return true;
     } catch (err) {
       const d = describeError(err);
       const reason = `${d.code ?? d.type}: ${d.message}`;
+      if (isIncident(err)) {
+        // The EMR refuses the adapter itself: the event waits for the fix, its budget untouched. The
+        // incident's alert is the dependency status's, once, not one per event.
+        emrGate.failed();
+        queue.waitLater(c.inboxId, emrGate.reopensAt(), reason);
+        log.debug({ eventType: event.eventType, code: d.code }, 'event waits for an EMR incident to end');
+        return false;
+      }
       if (isRetryable(err) && c.attempts < settings.maxAttempts) {
         queue.retryLater(c.inboxId, clock.now() + backoffDelay(c.attempts, backoff, random), reason);
         log.warn({ eventType: event.eventType, code: d.code }, 'event failed; will retry');
@@ -134,7 +147,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     const { dead } = queue.intake();
     for (const d of dead) deadLetter(d.eventId, undefined, d.reason);
     let finished = dead.length;
-    for (;;) {
+    while (!emrGate.closed()) {
       const claimed = queue.claim(settings.concurrency, settings.leaseMs);
       if (claimed.length === 0) break;
       const results = await Promise.all(claimed.map(process));

@@ -23,6 +23,8 @@ export interface Queue {
   claim(limit: number, leaseMs: number): ClaimedEvent[];
   finish(inboxId: number, state: 'applied' | 'discarded_stale' | 'dead', reason?: string): void;
   retryLater(inboxId: number, at: number, reason: string): void;
+  /** Like retryLater, but the attempt is not counted: the failure was a dependency's incident, not this event's. */
+  waitLater(inboxId: number, at: number, reason: string): void;
   /** Events not yet final (including inbox rows not yet taken in). */
   depth(): number;
   /** Frees every lease (a restart: the process that held them is gone). Returns how many. */
@@ -50,6 +52,9 @@ export function createQueue(db: Db, clock: Clock): Queue {
   );
   const finish = db.prepare('UPDATE processing SET state = ?, last_error = ?, lease_until = NULL, finished_at = ? WHERE inbox_id = ?');
   const retry = db.prepare("UPDATE processing SET state = 'retrying', next_attempt_at = ?, last_error = ?, lease_until = NULL WHERE inbox_id = ?");
+  const wait = db.prepare(
+    "UPDATE processing SET state = 'retrying', next_attempt_at = ?, last_error = ?, lease_until = NULL, attempts = max(attempts - 1, 0) WHERE inbox_id = ?",
+  );
   const open = db.prepare("SELECT count(*) FROM processing WHERE state IN ('pending', 'retrying')").pluck();
   const untaken = db.prepare('SELECT count(*) FROM inbox_events WHERE id > ?').pluck();
   const release = db.prepare("UPDATE processing SET lease_until = NULL WHERE lease_until IS NOT NULL AND state IN ('pending', 'retrying')");
@@ -85,6 +90,9 @@ export function createQueue(db: Db, clock: Clock): Queue {
     },
     retryLater: (inboxId, at, reason) => {
       retry.run(at, reason, inboxId);
+    },
+    waitLater: (inboxId, at, reason) => {
+      wait.run(at, reason, inboxId);
     },
     depth: () => (open.get() as number) + (untaken.get(cursor.get()) as number),
     releaseLeases: () => release.run().changes,

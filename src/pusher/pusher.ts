@@ -10,10 +10,11 @@ import type { DocumentRequest } from '../contract/documents.ts';
 import type { DocumentType } from '../contract/events.ts';
 import type { Db } from '../database/open.ts';
 import type { EmrPort } from '../emr/port.ts';
-import { describeError, isRetryable } from '../errors.ts';
+import { describeError, isIncident, isRetryable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { backoffDelay } from '../processor/backoff.ts';
+import { backoffDelay } from '../work/backoff.ts';
+import { createIncidentGate, type IncidentGate } from '../work/incident-gate.ts';
 import type { ServiceClient } from '../service-client/client.ts';
 import { ServiceCallError } from '../service-client/errors.ts';
 import { checkDocument } from './checks.ts';
@@ -30,6 +31,8 @@ export interface PusherDeps {
   config: Pick<Config, 'pusher'>;
   metrics?: Metrics;
   random?: () => number;
+  /** Shared with the processor: while the EMR refuses the adapter, nothing is written back to it. */
+  emrGate?: IncidentGate;
 }
 
 const LEASE_MS = 60_000;
@@ -39,6 +42,7 @@ export function createPusher(deps: PusherDeps) {
   const { clock, logger, config } = deps;
   const s = config.pusher;
   const random = deps.random ?? Math.random;
+  const emrGate = deps.emrGate ?? createIncidentGate(clock);
   const outbox = createOutbox(deps.db, clock);
   const links = createPatientLinks({ db: deps.db, clock });
   const scanner = createScanner({ ...deps, outbox });
@@ -99,8 +103,9 @@ export function createPusher(deps: PusherDeps) {
     }
   }
 
-  async function syncToEmr(row: OutboxRow): Promise<void> {
-    if (!row.emr_document_id || row.state === 'queued') return void outbox.markSynced(row);
+  /** Writes a row's status back to the EMR; false when an EMR incident means the rest should wait too. */
+  async function syncToEmr(row: OutboxRow): Promise<boolean> {
+    if (!row.emr_document_id || row.state === 'queued') return outbox.markSynced(row), true;
     try {
       // Repeated until it succeeds, with the outcome: the EMR record carries the service's id only where
       // this link is the mapping that stands (never two records with one id).
@@ -117,8 +122,15 @@ export function createPusher(deps: PusherDeps) {
         occurredAt: new Date(row.updated_at).toISOString(),
       });
       outbox.markSynced(row);
+      emrGate.passed();
+      return true;
     } catch (err) {
+      if (isIncident(err)) {
+        emrGate.failed();
+        return false;
+      }
       logger.warn({ externalId: row.external_id, code: describeError(err).code }, 'status write-back to the EMR failed; will retry');
+      return true;
     }
   }
 
@@ -143,7 +155,7 @@ export function createPusher(deps: PusherDeps) {
     const done = await sendDue();
     const held = outbox.heldDue();
     await Promise.all(held.map(follow));
-    for (const row of outbox.unsynced()) await syncToEmr(row);
+    for (const row of emrGate.closed() ? [] : outbox.unsynced()) if (!(await syncToEmr(row))) break;
     return done + held.length;
   }
 
@@ -152,7 +164,23 @@ export function createPusher(deps: PusherDeps) {
   let task: ScheduledTask | undefined;
   let running: Promise<unknown> = Promise.resolve();
   let scanning: Promise<unknown> = Promise.resolve();
-  const scanOnce = () => scanner.scanOnce();
+  /** One scan of the EMR; skipped while an EMR incident is on (the dependency status has said so once). */
+  async function scanOnce(): Promise<number> {
+    if (emrGate.closed()) return 0;
+    try {
+      const added = await scanner.scanOnce();
+      emrGate.passed();
+      return added;
+    } catch (err) {
+      if (isIncident(err)) emrGate.failed();
+      throw err;
+    }
+  }
+  const scanInBackground = () => {
+    scanning = scanOnce().catch((err: unknown) => {
+      if (!isIncident(err)) logger.warn({ err: describeError(err) }, 'EMR document scan failed');
+    });
+  };
 
   /**
    * Takes over, at once, the sends a process that died was holding (one adapter process owns a database).
@@ -189,10 +217,8 @@ export function createPusher(deps: PusherDeps) {
     start() {
       stopping = false;
       recover();
-      task = cron.schedule(s.scanCron, () => {
-        scanning = scanOnce().catch((err: unknown) => logger.warn({ err: describeError(err) }, 'EMR document scan failed'));
-      });
-      scanning = scanOnce().catch((err: unknown) => logger.warn({ err: describeError(err) }, 'EMR document scan failed'));
+      task = cron.schedule(s.scanCron, scanInBackground);
+      scanInBackground();
       loop();
     },
     async stop() {

@@ -6,18 +6,17 @@ import type { Clock } from '../clock.ts';
 import type { DocumentRequest } from '../contract/documents.ts';
 import type { Db } from '../database/open.ts';
 import type { EmrDocument, EmrPort } from '../emr/port.ts';
-import { describeError } from '../errors.ts';
+import { describeError, isRetryable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { checkDocument } from './checks.ts';
+import { checkDocument, type CheckResult } from './checks.ts';
 import type { Outbox } from './outbox.ts';
 
-/** The request for one EMR document; non-https content is fetched from the EMR and sent as bytes. */
+/**
+ * The request for one EMR document. Content behind a URL is read from the EMR (signed in, as everything
+ * is) and sent as bytes: the service could not sign in to the EMR to fetch it.
+ */
 async function requestFor(emr: EmrPort, doc: EmrDocument): Promise<Record<string, unknown>> {
-  let file: Record<string, unknown>;
-  if ('url' in doc.content && !doc.content.url.startsWith('https://')) {
-    const bytes = await emr.readDocumentBytes(doc);
-    file = { base64: Buffer.from(bytes).toString('base64') };
-  } else file = { ...doc.content };
+  const file = 'url' in doc.content ? { base64: Buffer.from(await emr.readDocumentBytes(doc)).toString('base64') } : { ...doc.content };
   const p = doc.patient;
   const request: Partial<DocumentRequest> & Record<string, unknown> = {
     externalId: doc.id,
@@ -46,15 +45,19 @@ export function createScanner(deps: { db: Db; clock: Clock; logger: Logger; emr:
         // Only a document refused by the local checks is looked at again, once the EMR has changed it.
         if (existing && (existing.state !== 'REJECTED' || existing.emr_version === doc.version)) continue;
         const log = deps.logger.child({ externalId: doc.id, documentType: doc.documentType });
-        let input: Record<string, unknown>;
+        let checked: CheckResult;
         try {
-          input = await requestFor(deps.emr, doc);
+          checked = checkDocument(doc.documentType, await requestFor(deps.emr, doc));
         } catch (err) {
-          // The bytes could not be read from the EMR now; the next scan (same watermark) tries again.
-          log.warn({ err: describeError(err) }, 'document content unavailable; will retry on the next scan');
-          return added;
+          // Content the EMR refuses for good (or that is not to be read) rejects the document with that reason;
+          // an outage or an incident leaves it for the next scan (same watermark), failing nothing.
+          if (isRetryable(err)) {
+            log.warn({ err: describeError(err) }, 'document content unavailable; will retry on the next scan');
+            return added;
+          }
+          const d = describeError(err);
+          checked = { ok: false, code: d.code ?? 'document_content_refused', reason: d.message };
         }
-        const checked = checkDocument(doc.documentType, input);
         if (existing) {
           if (checked.ok) deps.outbox.requeue(doc.id, checked.request, doc.version);
           else deps.outbox.recordRejection(doc.id, checked.code, checked.reason, doc.version);

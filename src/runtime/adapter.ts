@@ -6,6 +6,8 @@ import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { openDatabase } from '../database/open.ts';
+import { loadFhirAuthSettings, type FhirAuthSettings } from '../emr/fhir/auth/index.ts';
+import { createJwksRouter } from '../emr/fhir/auth/jwks-router.ts';
 import { createFhirEmr } from '../emr/fhir/index.ts';
 import type { EmrPort } from '../emr/port.ts';
 import { createApp } from '../http/app.ts';
@@ -17,7 +19,11 @@ import { createProcessor, createProcessorAdminRouter } from '../processor/index.
 import { createDocumentEventSink, createPusher, createPusherAdminRouter } from '../pusher/index.ts';
 import { createReceiverRouter, WEBHOOK_PATH } from '../receiver/router.ts';
 import { createServiceClient } from '../service-client/client.ts';
+import { createStatusAdminRouter } from '../status/admin-router.ts';
+import { createDependencyStatus, observed } from '../status/dependency-status.ts';
+import { createIncidentGate } from '../work/incident-gate.ts';
 import { startBundledServices, type BundledServices } from './bundled.ts';
+import { checkEmrAtStart, type EmrWatch } from './emr-check.ts';
 
 export interface StartAdapterOptions {
   config: Config;
@@ -55,11 +61,40 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 
 export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAdapter> {
   const { config, logger } = opts;
+  // A key that cannot be used stops start-up before anything runs (the bundled EMR makes its own first).
+  let fhirAuth: FhirAuthSettings | undefined = config.bundled.fhir ? undefined : await loadFhirAuthSettings(config.fhir.auth);
   const bundled: BundledServices | undefined =
     config.bundled.service || config.bundled.fhir ? await startBundledServices(config, logger) : undefined;
+  fhirAuth ??= await loadFhirAuthSettings(config.fhir.auth);
   const clock = opts.clock ?? bundled?.serviceClock ?? systemClock;
   const adminToken = bundled?.adminToken ?? config.adminToken!;
   const fhirBaseUrl = config.fhir.baseUrl ?? bundled?.fhirBaseUrl;
+  const status = createDependencyStatus({ clock, logger });
+
+  const emr = observed(
+    opts.emr ??
+      createFhirEmr({
+        baseUrl: fhirBaseUrl!,
+        identifierSystem: config.fhir.identifierSystem,
+        timeoutMs: config.fhir.timeoutMs,
+        labReportTypeCodes: config.fhir.labReportTypeCodes,
+        prescriptionTypeCodes: config.fhir.prescriptionTypeCodes,
+        auth: fhirAuth,
+        maxContentBytes: config.fhir.maxContentBytes,
+        clock,
+        logger: logger.child({ component: 'emr' }),
+      }),
+    'emr',
+    status,
+  );
+  let emrWatch: EmrWatch;
+  try {
+    emrWatch = await checkEmrAtStart(emr, logger.child({ component: 'emr' }));
+  } catch (err) {
+    await emr.close();
+    await bundled?.close();
+    throw err;
+  }
 
   const db = openDatabase({ path: config.databasePath, migrationsDir: ADAPTER_MIGRATIONS });
   const metrics = createMetrics({ defaultMetrics: true });
@@ -73,25 +108,13 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     apiKey: config.service.apiKey ?? '',
     serviceUrl: config.service.baseUrl ?? bundled?.serviceUrl ?? '',
   };
+  const emrGate = createIncidentGate(clock);
 
-  const emr =
-    opts.emr ??
-    createFhirEmr({
-      baseUrl: fhirBaseUrl!,
-      identifierSystem: config.fhir.identifierSystem,
-      timeoutMs: config.fhir.timeoutMs,
-      labReportTypeCodes: config.fhir.labReportTypeCodes,
-      prescriptionTypeCodes: config.fhir.prescriptionTypeCodes,
-      clock,
-      logger: logger.child({ component: 'emr' }),
-    });
-
-  const serviceClient = createServiceClient({
-    baseUrl: credentials.serviceUrl,
-    apiKey: () => credentials.apiKey,
-    timeoutMs: config.service.timeoutMs,
-    clock,
-  });
+  const serviceClient = observed(
+    createServiceClient({ baseUrl: credentials.serviceUrl, apiKey: () => credentials.apiKey, timeoutMs: config.service.timeoutMs, clock }),
+    'service',
+    status,
+  );
 
   const documentEvents = createDocumentEventSink({ db, clock, logger: logger.child({ component: 'pusher' }), emr });
   const processor = createProcessor({
@@ -103,6 +126,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     documentEvents,
     config,
     metrics,
+    emrGate,
   });
   const pusher = createPusher({
     db,
@@ -112,6 +136,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     serviceClient,
     config,
     metrics,
+    emrGate,
   });
   metrics.setInboxDepthSource(() => processor.depth());
 
@@ -130,8 +155,10 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
         toleranceSeconds: config.webhook.toleranceSeconds,
         maxBodyBytes: config.webhook.maxBodyBytes,
       }),
+      ...(fhirAuth.mode === 'smart' ? [createJwksRouter(fhirAuth.key.publicJwk)] : []),
     ],
     adminRouters: [
+      createStatusAdminRouter({ status, databaseWritable: () => inbox.isWritable() }),
       createProcessorAdminRouter({ db, clock, logger: logger.child({ component: 'admin' }) }),
       createPusherAdminRouter({ logger: logger.child({ component: 'admin' }), pusher }),
     ],
@@ -149,6 +176,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     port = await listen(server, config.port, config.host);
   } catch (err) {
     // A taken port must not leave the database or the bundled servers holding the process open.
+    emrWatch.stop();
     await serviceClient.close();
     await emr.close();
     db.close();
@@ -187,6 +215,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     close() {
       closing ??= (async () => {
         workersRunning = false;
+        emrWatch.stop();
         // Stop accepting first; requests already inside finish and their batch commits.
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();

@@ -18,6 +18,8 @@ export interface BundledState {
   adminToken?: string;
   /** The bundled simulator's address while it runs (the CLI reads its clock there). */
   serviceUrl?: string;
+  /** The bundled FHIR server's base URL while it runs (`emr-bridge fhir-get` reads it there). */
+  fhirBaseUrl?: string;
   credentials?: BundledCredentials;
 }
 

@@ -8,6 +8,7 @@ import { request } from 'undici';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { EVENT_TYPES } from '../contract/events.ts';
+import { ensureClientKey, jwksOf } from '../emr/fhir/auth/keys.ts';
 import { startFhirServer } from '../fhir-server/server.ts';
 import type { Logger } from '../logger.ts';
 import { startSimulatorServer } from '../simulator/server.ts';
@@ -40,6 +41,29 @@ async function control<T>(baseUrl: string, method: 'GET' | 'POST', path: string,
   return { status: res.statusCode, body: (text ? JSON.parse(text) : undefined) as T };
 }
 
+/**
+ * The bundled FHIR server. With FHIR_AUTH=smart (the default here) it requires SMART Backend Services, and
+ * the adapter's key (made in the data folder on the first start) is registered with it: the adapter signs
+ * in as it would at a hospital, and a wrong key fails here as it would there.
+ */
+async function startBundledFhir(config: Config, logger: Logger, clock: Clock | undefined) {
+  const auth = config.fhir.auth;
+  const fhir = await startFhirServer({
+    // On the simulator's clock, as the adapter is: moving it must not make the adapter's assertions look stale.
+    ...(clock ? { clock } : {}),
+    port: nextPort(config.port, 2),
+    host: '127.0.0.1',
+    dataFile: join(config.dataDir, 'fhir.jsonl'),
+    logger: logger.child({ component: 'fhir-server' }),
+    ...(auth.mode === 'smart' ? { auth: {} } : {}),
+  });
+  if (auth.mode === 'smart') {
+    const key = await ensureClientKey(auth.privateKeyPath);
+    fhir.auth!.registerClient({ clientId: auth.clientId, jwks: jwksOf(key.publicJwk) });
+  }
+  return fhir;
+}
+
 export async function startBundledServices(config: Config, logger: Logger): Promise<BundledServices> {
   const state: BundledState = readBundledState(config.dataDir);
   if (config.adminToken) delete state.adminToken;
@@ -56,14 +80,11 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
     : undefined;
   if (simulator) state.serviceUrl = simulator.url;
   save();
-  const fhir = config.bundled.fhir
-    ? await startFhirServer({
-        port: nextPort(config.port, 2),
-        host: '127.0.0.1',
-        dataFile: join(config.dataDir, 'fhir.jsonl'),
-        logger: logger.child({ component: 'fhir-server' }),
-      })
-    : undefined;
+  const fhir = config.bundled.fhir ? await startBundledFhir(config, logger, simulator?.simulator.clock) : undefined;
+  if (fhir) {
+    state.fhirBaseUrl = fhir.baseUrl;
+    save();
+  }
 
   async function provision(webhookUrl: string): Promise<BundledCredentials> {
     if (!simulator) throw new Error('provisioning needs the bundled simulator');

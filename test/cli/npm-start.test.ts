@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startChild, type Child } from '../support/child.ts';
+import { runCli } from '../support/cli.ts';
+import { adapterFhirReader } from '../support/fhir-client.ts';
 import { waitFor } from '../support/wait.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'emr-bridge-start-'));
@@ -42,13 +44,21 @@ describe('emr-bridge serve with zero configuration', () => {
     const appointment = (await created.json()) as { serviceId?: string; appointment?: { serviceId: string } };
     const serviceId = appointment.serviceId ?? appointment.appointment!.serviceId;
 
+    // The bundled FHIR server answers nobody who has not signed in; the adapter's key is in the data folder.
+    expect((await fetch(`${banner.fhir}/Appointment`)).status).toBe(401);
+    const fhir = adapterFhirReader(dataDir, banner.fhir);
+    const byServiceId = `Appointment?identifier=${encodeURIComponent(`urn:emr-bridge:service|${serviceId}`)}`;
     const found = await waitFor(async () => {
-      const res = await fetch(`${banner.fhir}/Appointment?identifier=${encodeURIComponent(`urn:emr-bridge:service|${serviceId}`)}`);
-      const bundle = (await res.json()) as { entry?: { resource: { id: string; participant: unknown[] } }[] };
+      const bundle = (await fhir.call<{ entry?: { resource: { id: string; participant: unknown[] } }[] }>('GET', byServiceId)).body;
       return bundle.entry?.length ? bundle.entry : undefined;
     }, 20_000);
+    await fhir.close();
     expect(found).toHaveLength(1);
     expect(found[0]!.resource.participant.length).toBeGreaterThanOrEqual(3);
+    // What the banner tells a person to run reads the same record, signed in the same way.
+    const read = await runCli(['fhir-get', byServiceId], { DATA_DIR: dataDir, SERVICE_BASE_URL: '', FHIR_BASE_URL: '', LOG_LEVEL: 'silent' });
+    expect(read.code).toBe(0);
+    expect(read.out).toContain(found[0]!.resource.id);
 
     expect(await child.stop('SIGTERM')).toBe(0);
 
@@ -61,8 +71,10 @@ describe('emr-bridge serve with zero configuration', () => {
       return fhir && clinicId ? { fhir, clinicId } : undefined;
     });
     expect(again.clinicId).toBe(banner.clinicId);
-    const kept = await fetch(`${again.fhir}/Appointment?identifier=${encodeURIComponent(`urn:emr-bridge:service|${serviceId}`)}`);
-    expect(((await kept.json()) as { entry?: unknown[] }).entry).toHaveLength(1);
+    const fhirAgain = adapterFhirReader(dataDir, again.fhir);
+    const kept = await fhirAgain.call<{ entry?: unknown[] }>('GET', byServiceId);
+    await fhirAgain.close();
+    expect(kept.body.entry).toHaveLength(1);
     expect(await child.stop('SIGTERM')).toBe(0);
   }, 60_000);
 });

@@ -21,6 +21,8 @@ const emrFor = (baseUrl: string, timeoutMs = 5_000) =>
     timeoutMs,
     labReportTypeCodes: ['http://loinc.org|11502-2'],
     prescriptionTypeCodes: ['http://loinc.org|57833-6'],
+    auth: { mode: 'none' },
+    maxContentBytes: 1024 * 1024,
     clock: createManualClock(),
     logger: silentLogger(),
   });
@@ -149,7 +151,7 @@ describe('createFhirEmr', () => {
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).retryable).toBe(true);
     await down.close();
-    const http = createFhirHttp(fhir.baseUrl, 5_000);
+    const http = createFhirHttp({ baseUrl: fhir.baseUrl, timeoutMs: 5_000, auth: { mode: 'none' }, clock: createManualClock(), maxContentBytes: 1024 });
     const refused = await http.call('GET', 'Patient/does-not-exist').catch((e: unknown) => e);
     await http.close();
     expect(refused).toBeInstanceOf(AppError);

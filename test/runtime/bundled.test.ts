@@ -2,6 +2,7 @@
 // clock (as QA and the demo do) keeps webhooks verifiable and the whole system in step.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningAdapter } from '../../src/runtime/adapter.ts';
+import { adapterFhirReader } from '../support/fhir-client.ts';
 import { json } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
 import { startZeroConfigAdapter } from '../support/zero-config-adapter.ts';
@@ -21,10 +22,13 @@ describe('zero-configuration mode', () => {
     expect(moved.body.offsetSeconds).toBe(7200);
     const created = await json<{ serviceId: string }>('POST', `${sim}/_sim/appointments`, { clinicId: adapter.clinicId });
     const identifier = encodeURIComponent(`urn:emr-bridge:service|${created.body.serviceId}`);
+    // Read signed in with the adapter's key, on the moved clock: the EMR's sign-in follows it too.
+    const fhir = adapterFhirReader(running.dir, adapter.fhirBaseUrl!, { now: () => Date.now() + moved.body.offsetSeconds * 1000 });
     const found = await waitFor(async () => {
-      const bundle = await json<{ entry?: unknown[] }>('GET', `${adapter.fhirBaseUrl}/Appointment?identifier=${identifier}`);
+      const bundle = await fhir.call<{ entry?: unknown[] }>('GET', `Appointment?identifier=${identifier}`);
       return bundle.body.entry?.length ? bundle.body.entry : undefined;
     });
+    await fhir.close();
     expect(found).toHaveLength(1);
     const attempts = (await json<{ statusCode: number | null }[]>('GET', `${sim}/_sim/deliveries`)).body;
     expect(attempts.length).toBeGreaterThan(0);

@@ -1,6 +1,7 @@
-// The whole system on loopback for end-to-end tests: the real simulator, the real FHIR server and the
-// real adapter (startAdapter), wired by a clinic, a key and a subscription. The adapter's clock follows
-// the simulator's, so moving the simulator's clock keeps webhook timestamps fresh for the receiver.
+// The whole system on loopback for end-to-end tests: the real simulator, the real FHIR server with SMART
+// Backend Services sign-in on, and the real adapter (startAdapter) signing in with a key registered
+// there, wired by a clinic, a key and a subscription. The adapter's clock follows the simulator's, so
+// moving the simulator's clock keeps webhook timestamps fresh for the receiver.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { systemClock, type Clock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
+import { createFhirReader, registerAdapterClient, smartSettings, type FhirReader } from './fhir-client.ts';
 import { startFhirServer, type RunningFhirServer } from '../../src/fhir-server/server.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
@@ -35,8 +37,14 @@ export async function startStack(opts: { clinic?: Record<string, unknown>; event
   const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-e2e-'));
   const sim = await startSimulatorServer({ logger: silentLogger() });
   const fhirFile = join(dir, 'fhir.jsonl');
-  let fhir: RunningFhirServer | undefined = await startFhirServer({ logger: silentLogger(), dataFile: fhirFile });
+  const startFhirOn = async (port = 0) => {
+    const server = await startFhirServer({ logger: silentLogger(), dataFile: fhirFile, port, auth: {} });
+    await registerAdapterClient(server, dir);
+    return server;
+  };
+  let fhir: RunningFhirServer | undefined = await startFhirOn();
   const fhirPort = fhir.port;
+  const reader: FhirReader = await createFhirReader(`http://127.0.0.1:${fhirPort}`, () => fhir);
   const port = await freePort();
   const clinicId = (await json<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, opts.clinic ?? {})).body.clinicId;
   const key = (await json<{ key: string }>('POST', `${sim.url}/_sim/keys`, { clinicId, mode: opts.keyMode ?? 'live' })).body.key;
@@ -50,6 +58,7 @@ export async function startStack(opts: { clinic?: Record<string, unknown>; event
     SERVICE_KEY_ID: sub.keyId,
     SERVICE_SIGNING_SECRETS: sub.signingSecret,
     FHIR_BASE_URL: fhir.baseUrl,
+    ...smartSettings(dir),
     ADMIN_TOKEN: ADMIN,
     PROCESSOR_POLL_MS: '50',
     PROCESSOR_BACKOFF_BASE_MS: '100',
@@ -72,19 +81,23 @@ export async function startStack(opts: { clinic?: Record<string, unknown>; event
     fhirUrl: () => `http://127.0.0.1:${fhirPort}`,
     simPost: <T = Record<string, unknown>>(path: string, body: unknown = {}) => json<T>('POST', `${sim.url}${path}`, body),
     simGet: <T = unknown>(path: string) => json<T>('GET', `${sim.url}${path}`),
-    fhirSearch: async <T = Record<string, unknown>>(query: string) => ((await json<{ entry?: { resource: T }[] }>('GET', `http://127.0.0.1:${fhirPort}/${query}`)).body.entry ?? []).map((e) => e.resource),
+    /** Searches the FHIR server as a person at the hospital would, signed in as a client of its own. */
+    fhirSearch: async <T = Record<string, unknown>>(query: string) => ((await reader.call<{ entry?: { resource: T }[] }>('GET', query)).body.entry ?? []).map((e) => e.resource),
+    /** Creates a resource in the EMR (a clerk's work), signed in likewise; answers the created resource. */
+    fhirCreate: async <T = { id: string }>(resource: { resourceType: string } & Record<string, unknown>) => (await reader.call<T>('POST', resource.resourceType, resource)).body,
     admin: <T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown) => json<T>(method, `${adapter.url}/admin${path}`, body, { authorization: `Bearer ${ADMIN}` }),
     async stopFhir() {
       await fhir?.close();
       fhir = undefined;
     },
     async startFhir() {
-      fhir = await startFhirServer({ logger: silentLogger(), dataFile: fhirFile, port: fhirPort });
+      fhir = await startFhirOn(fhirPort);
     },
     async close() {
       await adapter.close();
       await sim.close();
       await fhir?.close();
+      await reader.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,45 +1,111 @@
-// A small FHIR R4 REST client over undici: JSON in and out, timeouts, and the one rule for failures:
-// no answer, 5xx, 429 and 408 can pass (retryable `emr_unavailable`); any other 4xx is `emr_rejected`.
-import { Agent, request } from 'undici';
-import { AppError } from '../../errors.ts';
+// A small FHIR R4 REST client over undici: JSON in and out, timeouts, sign-in on every call (./auth), and
+// the failure rules: no answer or a transient status is `emr_unavailable`; 401/403 that one renewed
+// token does not cure is `emr_unauthorized` (an incident); any other 4xx is `emr_rejected`.
+import { Agent, request, type Dispatcher } from 'undici';
+import type { Clock } from '../../clock.ts';
+import { EmrError, isTransientStatus } from '../errors.ts';
+import { createFhirAuth, type FhirAuth, type FhirAuthSettings } from './auth/index.ts';
 
-export class EmrError extends AppError {
-  constructor(code: 'emr_unavailable' | 'emr_rejected', message: string, readonly httpStatus?: number, cause?: unknown) {
-    super({ code, status: 502, message, retryable: code === 'emr_unavailable', cause });
-  }
-}
+export { EmrError } from '../errors.ts';
+
+type Method = 'GET' | 'POST' | 'PUT';
 
 export interface FhirHttp {
-  call<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: T }>;
-  /** Fetches bytes from an absolute URL (attachment.url). */
+  call<T>(method: Method, path: string, body?: unknown, headers?: Record<string, string>, opts?: { signIn?: boolean }): Promise<{ status: number; body: T }>;
+  /** Reads a document's content at a URL (absolute, or relative to the base) on the FHIR server's own origin. */
   fetchBytes(url: string): Promise<Uint8Array>;
+  auth: FhirAuth;
   close(): Promise<void>;
 }
 
-export function createFhirHttp(baseUrl: string, timeoutMs: number): FhirHttp {
-  const agent = new Agent({ connections: 16, keepAliveTimeout: 30_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect: { timeout: Math.min(timeoutMs, 5_000) } });
-  const base = baseUrl.replace(/\/+$/, '');
+export interface FhirHttpOptions {
+  baseUrl: string;
+  timeoutMs: number;
+  auth: FhirAuthSettings;
+  clock: Clock;
+  /** Largest document content read from the EMR, in bytes (a Binary's JSON is a third larger than the file). */
+  maxContentBytes: number;
+}
 
-  async function send(url: string, init: Parameters<typeof request>[1]) {
-    try {
-      return await request(url, { ...init, dispatcher: agent });
-    } catch (cause) {
-      throw new EmrError('emr_unavailable', `no answer from the EMR (${(cause as { code?: string }).code ?? 'network error'})`, undefined, cause);
+const pathOnly = (path: string) => path.split('?')[0];
+
+async function send(url: string, init: NonNullable<Parameters<typeof request>[1]>) {
+  try {
+    return await request(url, init);
+  } catch (cause) {
+    throw new EmrError('emr_unavailable', `no answer from the EMR (${(cause as { code?: string }).code ?? 'network error'})`, undefined, cause);
+  }
+}
+
+async function readCapped(res: Dispatcher.ResponseData<unknown>, max: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) {
+      res.body.destroy();
+      throw new EmrError('document_content_refused', `the document content is larger than ${max} bytes`, res.statusCode);
     }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** A FHIR Binary read as JSON carries its bytes in `data`; anything else is the bytes themselves. */
+function contentBytes(raw: Buffer, contentType: string | undefined): Uint8Array {
+  if (!/json/.test(contentType ?? '')) return new Uint8Array(raw);
+  try {
+    const resource = JSON.parse(raw.toString('utf8')) as { resourceType?: string; data?: string };
+    if (resource.resourceType === 'Binary' && typeof resource.data === 'string') return new Uint8Array(Buffer.from(resource.data, 'base64'));
+  } catch {
+    // Not JSON after all: the bytes are the content.
+  }
+  return new Uint8Array(raw);
+}
+
+export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
+  const { timeoutMs } = opts;
+  const agent = new Agent({ connections: 16, keepAliveTimeout: 30_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect: { timeout: Math.min(timeoutMs, 5_000) } });
+  const base = opts.baseUrl.replace(/\/+$/, '');
+  const origin = new URL(base).origin;
+  const auth = createFhirAuth(opts.auth, { fhirBaseUrl: base, clock: opts.clock, dispatcher: agent });
+
+  /** One call with sign-in: a 401 gets one renewed token and one retry; 401/403 after that is an incident. */
+  async function exchange(method: Method, url: string, label: string, headers: Record<string, string>, body: string | undefined, signIn: boolean) {
+    const attempt = (authorization: string | undefined) =>
+      send(url, { method, dispatcher: agent, headers: { ...headers, ...(authorization ? { authorization } : {}) }, ...(body === undefined ? {} : { body }) });
+    const first = signIn ? await auth.authorization() : undefined;
+    let res = await attempt(first);
+    if (res.statusCode === 401 && signIn) {
+      const renewed = await auth.renew(first);
+      if (renewed !== undefined) {
+        await res.body.dump();
+        res = await attempt(renewed);
+      }
+    }
+    if (res.statusCode === 401 || res.statusCode === 403) {
+      await res.body.dump();
+      throw new EmrError('emr_unauthorized', `the EMR answered ${res.statusCode} to ${method} ${label}${signIn && first ? ' with a fresh token' : ''}`, res.statusCode);
+    }
+    return res;
   }
 
   return {
-    async call<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, headers: Record<string, string> = {}) {
-      const res = await send(`${base}/${path.replace(/^\//, '')}`, {
+    auth,
+    async call<T>(method: Method, path: string, body?: unknown, headers: Record<string, string> = {}, callOpts: { signIn?: boolean } = {}) {
+      const label = pathOnly(path)!;
+      const res = await exchange(
         method,
-        headers: { accept: 'application/fhir+json', ...(body === undefined ? {} : { 'content-type': 'application/fhir+json' }), ...headers },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
+        `${base}/${path.replace(/^\//, '')}`,
+        label,
+        { accept: 'application/fhir+json', ...(body === undefined ? {} : { 'content-type': 'application/fhir+json' }), ...headers },
+        body === undefined ? undefined : JSON.stringify(body),
+        callOpts.signIn ?? true,
+      );
       const text = await res.body.text();
       const status = res.statusCode;
-      if (status >= 500 || status === 429 || status === 408)
-        throw new EmrError('emr_unavailable', `the EMR answered ${status} to ${method} ${path.split('?')[0]}`, status);
-      if (status >= 400) throw new EmrError('emr_rejected', `the EMR refused ${method} ${path.split('?')[0]} (${status})`, status);
+      if (isTransientStatus(status)) throw new EmrError('emr_unavailable', `the EMR answered ${status} to ${method} ${label}`, status);
+      if (status >= 400) throw new EmrError('emr_rejected', `the EMR refused ${method} ${label} (${status})`, status);
       let parsed: unknown;
       try {
         parsed = text ? JSON.parse(text) : undefined;
@@ -49,13 +115,17 @@ export function createFhirHttp(baseUrl: string, timeoutMs: number): FhirHttp {
       return { status, body: parsed as T };
     },
     async fetchBytes(url) {
-      const res = await send(url, { method: 'GET' });
+      const target = new URL(url, `${base}/`);
+      // The token is the EMR's: it is never shown to, nor any byte read from, another origin.
+      if (target.origin !== origin) throw new EmrError('document_content_refused', "the document's attachment URL is on another origin than the FHIR server; it is not fetched");
+      const res = await exchange('GET', target.href, 'document content', { accept: '*/*' }, undefined, true);
       if (res.statusCode >= 400) {
         await res.body.dump();
-        const code = res.statusCode >= 500 || res.statusCode === 429 ? 'emr_unavailable' : 'emr_rejected';
+        const code = isTransientStatus(res.statusCode) ? 'emr_unavailable' : 'emr_rejected';
         throw new EmrError(code, `document content answered ${res.statusCode}`, res.statusCode);
       }
-      return new Uint8Array(await res.body.arrayBuffer());
+      const contentType = res.headers['content-type'];
+      return contentBytes(await readCapped(res, opts.maxContentBytes), Array.isArray(contentType) ? contentType[0] : contentType);
     },
     close: () => agent.close(),
   };

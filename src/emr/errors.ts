@@ -1,0 +1,32 @@
+// The errors every EmrPort raises, whatever the EMR behind it. The processor and the pusher decide what
+// to do from these alone: retry an outage, park a refusal, wait out an incident without spending budgets.
+import { AppError } from '../errors.ts';
+
+export type EmrErrorCode =
+  /** No answer, a timeout, 5xx, 429, 408: the EMR (or its sign-in) is down for now. Retried. */
+  | 'emr_unavailable'
+  /** The EMR refused this one call (another 4xx). Retrying it will not help. */
+  | 'emr_rejected'
+  /** The EMR refuses the adapter itself: sign-in refused, or 401/403 with a fresh token. An incident. */
+  | 'emr_unauthorized'
+  /** The EMR is not what the adapter needs (not FHIR R4). An incident; at start-up it stops the adapter. */
+  | 'emr_incompatible'
+  /** A document's content lives somewhere the adapter will not read from (another origin). Rejected. */
+  | 'document_content_refused';
+
+const RETRYABLE: ReadonlySet<EmrErrorCode> = new Set(['emr_unavailable', 'emr_unauthorized', 'emr_incompatible']);
+const INCIDENT: ReadonlySet<EmrErrorCode> = new Set(['emr_unauthorized', 'emr_incompatible']);
+
+export class EmrError extends AppError {
+  declare readonly code: EmrErrorCode;
+
+  constructor(code: EmrErrorCode, message: string, readonly httpStatus?: number, cause?: unknown) {
+    super({ code, status: 502, message, retryable: RETRYABLE.has(code), incident: INCIDENT.has(code), cause });
+  }
+}
+
+/**
+ * The one rule for which HTTP answers from the EMR (FHIR calls, document contents, the token endpoint)
+ * can pass by themselves: server errors, rate limiting and request timeouts.
+ */
+export const isTransientStatus = (status: number): boolean => status >= 500 || status === 429 || status === 408;

@@ -1,0 +1,49 @@
+// The EMR check at start-up (GET /metadata through the port's ping): an EMR that answers and is not what
+// the adapter needs stops start-up with its reason; one that does not answer yet is an outage, so the
+// adapter starts anyway (the receiver must take webhooks) and the check is repeated until it passes.
+import { EmrError } from '../emr/errors.ts';
+import type { EmrPort } from '../emr/port.ts';
+import { describeError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+
+/** Start-up refused: the message says what to fix. */
+export class EmrStartupError extends Error {
+  override name = 'EmrStartupError';
+}
+
+export interface EmrWatch {
+  stop(): void;
+}
+
+const RECHECK_MS = 5_000;
+
+export async function checkEmrAtStart(emr: EmrPort, logger: Logger): Promise<EmrWatch> {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  async function attempt(first: boolean): Promise<boolean> {
+    try {
+      await emr.ping();
+      if (!first) logger.info('EMR check passed');
+      return true;
+    } catch (err) {
+      if (first && err instanceof EmrError && err.code === 'emr_incompatible') throw new EmrStartupError(`the EMR at FHIR_BASE_URL cannot be used: ${err.message}`);
+      if (first) logger.warn({ err: describeError(err) }, 'EMR check failed; starting anyway and checking again');
+      return false;
+    }
+  }
+  const recheck = () => {
+    timer = setTimeout(() => {
+      void attempt(false).then((passed) => {
+        if (!passed && !stopped) recheck();
+      });
+    }, RECHECK_MS);
+    timer.unref();
+  };
+  if (!(await attempt(true))) recheck();
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}

@@ -25,6 +25,8 @@ export function createIncidentGate(clock: Clock, backoff: BackoffSettings = INCI
     closed: () => failures > 0 && clock.now() < until,
     reopensAt: () => (failures > 0 ? Math.max(until, clock.now()) : clock.now()),
     failed() {
+      // Calls that were in flight together fail together: that is one probe, not several.
+      if (failures > 0 && clock.now() < until) return;
       failures++;
       until = clock.now() + backoffDelay(failures, backoff, random);
     },

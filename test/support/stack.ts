@@ -11,7 +11,7 @@ import { systemClock, type Clock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
 import { createFhirReader, registerAdapterClient, smartSettings, type FhirReader } from './fhir-client.ts';
 import { startFhirServer, type RunningFhirServer } from '../../src/fhir-server/server.ts';
-import { silentLogger } from '../../src/logger.ts';
+import { silentLogger, type Logger } from '../../src/logger.ts';
 import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
 import { startSimulatorServer } from '../../src/simulator/server.ts';
 
@@ -33,7 +33,7 @@ export async function json<T = Record<string, unknown>>(method: 'GET' | 'POST' |
   return { status: res.statusCode, body: (text ? JSON.parse(text) : undefined) as T };
 }
 
-export async function startStack(opts: { clinic?: Record<string, unknown>; eventTypes?: string[]; settings?: Record<string, string>; keyMode?: 'live' | 'sandbox' } = {}) {
+export async function startStack(opts: { clinic?: Record<string, unknown>; eventTypes?: string[]; settings?: Record<string, string>; keyMode?: 'live' | 'sandbox'; logger?: Logger } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-e2e-'));
   const sim = await startSimulatorServer({ logger: silentLogger() });
   const fhirFile = join(dir, 'fhir.jsonl');
@@ -70,7 +70,7 @@ export async function startStack(opts: { clinic?: Record<string, unknown>; event
     SERVICE_TIMEOUT_MS: '2000',
     ...opts.settings,
   });
-  const adapter: RunningAdapter = await startAdapter({ config, logger: silentLogger(), clock });
+  const adapter: RunningAdapter = await startAdapter({ config, logger: opts.logger ?? silentLogger(), clock });
   return {
     dir,
     sim,
@@ -79,6 +79,8 @@ export async function startStack(opts: { clinic?: Record<string, unknown>; event
     sub,
     adapter,
     fhirUrl: () => `http://127.0.0.1:${fhirPort}`,
+    /** The FHIR server running now: its sign-in can be changed as a hospital's IT would (clients, scopes). */
+    fhirServer: () => fhir!,
     simPost: <T = Record<string, unknown>>(path: string, body: unknown = {}) => json<T>('POST', `${sim.url}${path}`, body),
     simGet: <T = unknown>(path: string) => json<T>('GET', `${sim.url}${path}`),
     /** Searches the FHIR server as a person at the hospital would, signed in as a client of its own. */

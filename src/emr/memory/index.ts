@@ -2,7 +2,7 @@
 // whole, outcomes kept per document): for unit tests, benchmarks against "an in-process EMR", and as the
 // smallest example of what a fork for another EMR implements.
 import type { AppointmentInput, DocumentOutcome, EmrDocument, EmrPort, EmrRecord } from '../port.ts';
-import { UnavailableError } from '../../errors.ts';
+import { EmrError } from '../errors.ts';
 
 type Kind = 'patient' | 'practitioner' | 'location' | 'appointment';
 
@@ -13,6 +13,8 @@ export interface MemoryEmr extends EmrPort {
   documents: EmrDocument[];
   /** While true every call fails as an unreachable EMR would (retryable). */
   down: boolean;
+  /** While set, every call fails with it: e.g. an EmrError emr_unauthorized, as an EMR that refuses the adapter. */
+  failWith: Error | undefined;
   calls: number;
 }
 
@@ -26,6 +28,7 @@ export function createMemoryEmr(): MemoryEmr {
     outcomes: new Map(),
     documents: [],
     down: false,
+    failWith: undefined,
     calls: 0,
     appointments: () => [...records.appointment.values()].map((r) => ({ ...(byId.get(r.id) as AppointmentInput), id: r.id })),
     ensurePatient: (p) => ensure('patient', p.serviceId, p),
@@ -79,7 +82,8 @@ export function createMemoryEmr(): MemoryEmr {
 
   function gate(): void {
     emr.calls++;
-    if (emr.down) throw new UnavailableError('the in-memory EMR is down', undefined, 'emr_unavailable');
+    if (emr.failWith) throw emr.failWith;
+    if (emr.down) throw new EmrError('emr_unavailable', 'the in-memory EMR is down');
   }
 
   async function ensure(kind: Kind, serviceId: string, data: unknown): Promise<EmrRecord> {

@@ -132,6 +132,28 @@ describe('documents from the adapter to the patient', () => {
     expect(outcome.about[0]!.reference).toBe(`DocumentReference/${dr.id}`);
   }, 30_000);
 
+  it('reads an attachment URL on the FHIR server signed in, and rejects one on another origin with the reason written back', async () => {
+    s = await startStack({ clinic: NO_QUIET_HOURS });
+    const patient = await s.fhirCreate({ resourceType: 'Patient', name: [{ text: 'Synthetic Patient' }], telecom: [{ system: 'phone', value: '+15550307777' }] });
+    const binary = await s.fhirCreate({ resourceType: 'Binary', contentType: 'application/pdf', data: PDF.toString('base64') });
+    const withUrl = (url: string, description: string) =>
+      s!.fhirCreate({ resourceType: 'DocumentReference', status: 'current', type: { coding: [{ system: 'http://loinc.org', code: '11502-2' }] }, subject: { reference: `Patient/${patient.id}` }, description, content: [{ attachment: { contentType: 'application/pdf', title: 'result.pdf', url } }] });
+    const own = await withUrl(`Binary/${binary.id}`, 'Ferritin');
+    const foreign = await withUrl('https://files.example.org/result.pdf', 'Vitamin D');
+
+    await until(s, own.id, 'SENT');
+    const [message] = await messagesTo(s, '+15550307777');
+    expect(message).toBeDefined();
+    const rejected = await until(s, foreign.id, 'REJECTED');
+    expect(rejected.errorCode).toBe('document_content_refused');
+    const outcome = await waitFor(async () => {
+      const c = await s!.fhirSearch<{ status: string; statusReason?: { text: string } }>(`Communication?identifier=${encodeURIComponent(`urn:emr-bridge:service|document-outcome:${foreign.id}`)}`);
+      return c[0]?.status === 'not-done' ? c[0] : undefined;
+    });
+    expect(outcome.statusReason?.text).toContain('another origin');
+    expect(await messagesTo(s, '+15550307777')).toHaveLength(1);
+  }, 30_000);
+
   it("links the service's new patient to the EMR patient the document was for, instead of claiming a second one", async () => {
     s = await startStack({ clinic: NO_QUIET_HOURS });
     const mrn = { system: 'urn:hospital:mrn', value: 'MRN-000417' };

@@ -2,7 +2,9 @@
 // with zod. This is the only module that reads process.env; everything else receives a Config.
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import cron from 'node-cron';
 import { z } from 'zod';
+import { unknownSettings } from './config-names.ts';
 import { ConfigError } from './errors.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -15,24 +17,35 @@ const optionalUrl = z
   .transform((s) => (s === '' ? undefined : s.replace(/\/+$/, '')))
   .pipe(z.url({ protocol: /^https?$/ }).optional())
   .optional();
+/** A base URL, or the word `bundled` for the bundled part (the simulator, the FHIR server). */
+const baseUrlOrBundled = z
+  .string()
+  .trim()
+  .transform((s) => (s === '' ? undefined : s.replace(/\/+$/, '')))
+  .pipe(z.union([z.literal('bundled'), z.url({ protocol: /^https?$/ })]).optional())
+  .optional();
 const csv = z
   .string()
   .optional()
   .transform((s) => (s ?? '').split(',').map((x) => x.trim()).filter(Boolean));
 
 const schema = z.object({
+  NODE_ENV: z.string().optional(),
   PORT: int(3000, 0, 65535),
   HOST: z.string().min(1).default('127.0.0.1'),
+  ADMIN_HOST: z.string().min(1).optional(),
+  ADMIN_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   DATA_DIR: z.string().default('./data'),
   DATABASE_PATH: z.string().optional(),
-  SERVICE_BASE_URL: optionalUrl,
+  DATABASE_URL: z.string().optional(),
+  SERVICE_BASE_URL: baseUrlOrBundled,
   SERVICE_API_KEY: z.string().optional(),
   SERVICE_KEY_ID: z.string().optional(),
   SERVICE_SIGNING_SECRETS: csv,
   SERVICE_TIMEOUT_MS: int(10_000, 100),
   WEBHOOK_TOLERANCE_SECONDS: int(300, 1, 86_400),
   WEBHOOK_MAX_BODY_BYTES: int(256 * 1024, 1024, 16 * 1024 * 1024),
-  FHIR_BASE_URL: optionalUrl,
+  FHIR_BASE_URL: baseUrlOrBundled,
   FHIR_IDENTIFIER_SYSTEM: z.string().min(1).default('urn:emr-bridge:service'),
   FHIR_TIMEOUT_MS: int(10_000, 100),
   FHIR_LAB_REPORT_TYPE_CODES: csv.transform((v) => (v.length ? v : ['http://loinc.org|11502-2'])),
@@ -57,7 +70,10 @@ const schema = z.object({
   PROCESSOR_CONCURRENCY: int(4, 1, 64),
   RETENTION_BODY_DAYS: int(7, 1),
   RETENTION_EVENT_ID_DAYS: int(30, 7),
-  PUSHER_SCAN_CRON: z.string().default('*/30 * * * * *'),
+  PUSHER_SCAN_CRON: z
+    .string()
+    .default('*/30 * * * * *')
+    .refine((v) => cron.validate(v), 'not a cron expression (five or six fields, e.g. "*/30 * * * * *")'),
   // About a day at the backoff cap before a document is failed here (and can still be sent again by a person).
   PUSHER_MAX_ATTEMPTS: int(150, 1, 10_000),
   PUSHER_BACKOFF_BASE_MS: int(2_000, 1),
@@ -104,6 +120,10 @@ export interface Config {
     maxContentBytes: number;
   };
   adminToken?: string;
+  /** ADMIN_HOST/ADMIN_PORT: the admin API and /metrics on a listener of their own; unset: the adapter's port. */
+  admin?: { host: string; port: number };
+  /** NODE_ENV=production: no bundled part, https base URLs, a set ADMIN_TOKEN (checked here). */
+  production: boolean;
   logLevel: (typeof LOG_LEVELS)[number];
   processor: {
     maxAttempts: number;
@@ -122,7 +142,10 @@ export interface Config {
     heldPollSeconds: number;
   };
   simulator: { databasePath?: string };
-  /** True when nothing external is configured: `npm start` on a fresh machine. */
+  /**
+   * Which parts run bundled: both when neither SERVICE_BASE_URL nor FHIR_BASE_URL is set (`npm start` on a
+   * fresh machine); otherwise only a side whose setting says `bundled`.
+   */
   bundled: { service: boolean; fhir: boolean };
 }
 
@@ -137,15 +160,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     );
   }
   const s = parsed.data;
-  const problems: string[] = [];
-  if (s.SERVICE_BASE_URL) {
-    if (!s.SERVICE_API_KEY) problems.push('SERVICE_API_KEY: required when SERVICE_BASE_URL is set');
-    if (!s.SERVICE_KEY_ID) problems.push('SERVICE_KEY_ID: required when SERVICE_BASE_URL is set');
-    if (s.SERVICE_SIGNING_SECRETS.length === 0)
-      problems.push('SERVICE_SIGNING_SECRETS: at least one secret is required when SERVICE_BASE_URL is set');
-    if (!s.ADMIN_TOKEN || s.ADMIN_TOKEN.length < 16)
-      problems.push('ADMIN_TOKEN: required (at least 16 characters) when SERVICE_BASE_URL is set');
-  }
+  const problems: string[] = unknownSettings(given as Record<string, string>, SETTING_NAMES);
+  const bundled = deploymentProblems(s, problems);
+  if (s.DATABASE_URL) problems.push('DATABASE_URL: PostgreSQL is not supported by this version; unset it to keep state in SQLite at DATABASE_PATH');
   if (s.ADMIN_TOKEN !== undefined && s.ADMIN_TOKEN.length < 16)
     problems.push('ADMIN_TOKEN: must be at least 16 characters');
   if (s.PROCESSOR_BACKOFF_MAX_MS < s.PROCESSOR_BACKOFF_BASE_MS)
@@ -162,7 +179,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     dataDir,
     databasePath: s.DATABASE_PATH ? resolve(s.DATABASE_PATH) : join(dataDir, 'emr-bridge.db'),
     service: {
-      ...(s.SERVICE_BASE_URL ? { baseUrl: s.SERVICE_BASE_URL } : {}),
+      ...(s.SERVICE_BASE_URL && !bundled.service ? { baseUrl: s.SERVICE_BASE_URL } : {}),
       ...(s.SERVICE_API_KEY ? { apiKey: s.SERVICE_API_KEY } : {}),
       ...(s.SERVICE_KEY_ID ? { keyId: s.SERVICE_KEY_ID } : {}),
       signingSecrets: s.SERVICE_SIGNING_SECRETS,
@@ -170,7 +187,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     },
     webhook: { toleranceSeconds: s.WEBHOOK_TOLERANCE_SECONDS, maxBodyBytes: s.WEBHOOK_MAX_BODY_BYTES },
     fhir: {
-      ...(s.FHIR_BASE_URL ? { baseUrl: s.FHIR_BASE_URL } : {}),
+      ...(s.FHIR_BASE_URL && !bundled.fhir ? { baseUrl: s.FHIR_BASE_URL } : {}),
       identifierSystem: s.FHIR_IDENTIFIER_SYSTEM,
       timeoutMs: s.FHIR_TIMEOUT_MS,
       labReportTypeCodes: s.FHIR_LAB_REPORT_TYPE_CODES,
@@ -179,6 +196,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       maxContentBytes: s.FHIR_MAX_CONTENT_BYTES,
     },
     ...(s.ADMIN_TOKEN ? { adminToken: s.ADMIN_TOKEN } : {}),
+    ...(s.ADMIN_PORT !== undefined || s.ADMIN_HOST ? { admin: { host: s.ADMIN_HOST ?? s.HOST, port: s.ADMIN_PORT ?? 0 } } : {}),
+    production: s.NODE_ENV === 'production',
     logLevel: s.LOG_LEVEL,
     processor: {
       maxAttempts: s.PROCESSOR_MAX_ATTEMPTS,
@@ -197,8 +216,41 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       heldPollSeconds: s.PUSHER_HELD_POLL_SECONDS,
     },
     simulator: s.SIMULATOR_DATABASE_PATH ? { databasePath: resolve(s.SIMULATOR_DATABASE_PATH) } : {},
-    bundled: { service: !s.SERVICE_BASE_URL, fhir: !s.FHIR_BASE_URL },
+    bundled,
   };
+}
+
+const SETTING_NAMES: readonly string[] = Object.keys(schema.shape);
+const isLoopback = (url: string) => ['localhost', '127.0.0.1', '[::1]'].includes(new URL(url).hostname) || new URL(url).hostname.startsWith('127.');
+
+/**
+ * The deployment rules: which parts are bundled, and that none is by accident. With nothing set, both are
+ * (zero configuration). Once one side is set, the other must be too, to an address or to `bundled`; in
+ * production nothing is bundled, addresses are https (loopback excepted) and the admin token is set.
+ */
+function deploymentProblems(s: z.output<typeof schema>, problems: string[]): Config['bundled'] {
+  const zeroConfiguration = !s.SERVICE_BASE_URL && !s.FHIR_BASE_URL;
+  const bundled = { service: zeroConfiguration || s.SERVICE_BASE_URL === 'bundled', fhir: zeroConfiguration || s.FHIR_BASE_URL === 'bundled' };
+  if (!zeroConfiguration) {
+    if (!s.SERVICE_BASE_URL) problems.push('SERVICE_BASE_URL: required once FHIR_BASE_URL is set (the service\'s address, or `bundled` for the bundled simulator)');
+    if (!s.FHIR_BASE_URL) problems.push('FHIR_BASE_URL: required once SERVICE_BASE_URL is set (the EMR\'s FHIR base URL, or `bundled` for the bundled FHIR server)');
+  }
+  if (s.SERVICE_BASE_URL && !bundled.service) {
+    if (!s.SERVICE_API_KEY) problems.push('SERVICE_API_KEY: required when SERVICE_BASE_URL is set');
+    if (!s.SERVICE_KEY_ID) problems.push('SERVICE_KEY_ID: required when SERVICE_BASE_URL is set');
+    if (s.SERVICE_SIGNING_SECRETS.length === 0) problems.push('SERVICE_SIGNING_SECRETS: at least one secret is required when SERVICE_BASE_URL is set');
+    if (!s.ADMIN_TOKEN) problems.push('ADMIN_TOKEN: required (at least 16 characters) when SERVICE_BASE_URL is set');
+  }
+  if (s.NODE_ENV === 'production') {
+    if (bundled.service) problems.push('SERVICE_BASE_URL: NODE_ENV=production runs no bundled part; set the service\'s https address');
+    if (bundled.fhir) problems.push('FHIR_BASE_URL: NODE_ENV=production runs no bundled part; set the EMR\'s https FHIR base URL');
+    for (const name of ['SERVICE_BASE_URL', 'FHIR_BASE_URL', 'FHIR_TOKEN_URL'] as const) {
+      const url = s[name];
+      if (url && url !== 'bundled' && !url.startsWith('https://') && !isLoopback(url)) problems.push(`${name}: must be https with NODE_ENV=production (loopback excepted)`);
+    }
+    if (!s.ADMIN_TOKEN) problems.push('ADMIN_TOKEN: required with NODE_ENV=production (never generated)');
+  }
+  return bundled;
 }
 
 /**
@@ -206,7 +258,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
  * bundled FHIR server, with a key kept in the data folder, as a production deployment would sign in.
  */
 function fhirAuthFrom(s: z.output<typeof schema>, dataDir: string, problems: string[]): FhirAuthConfig {
-  const bundled = !s.FHIR_BASE_URL;
+  const bundled = !s.FHIR_BASE_URL || s.FHIR_BASE_URL === 'bundled' || (!s.SERVICE_BASE_URL && !s.FHIR_BASE_URL);
   const mode = s.FHIR_AUTH ?? (bundled ? 'smart' : 'none');
   if (mode === 'none') return { mode };
   if (mode === 'bearer') {

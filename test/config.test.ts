@@ -55,3 +55,72 @@ describe('parseConfig', () => {
     for (const name of ['SERVICE_API_KEY', 'SERVICE_KEY_ID', 'SERVICE_SIGNING_SECRETS', 'ADMIN_TOKEN']) expect(p).toContain(name);
   });
 });
+
+describe('deployment mode', () => {
+  it('refuses one side set without the other, naming the missing setting', () => {
+    expect(problems({ ...production, FHIR_BASE_URL: '' }).join('\n')).toMatch(/^FHIR_BASE_URL: required once SERVICE_BASE_URL is set/m);
+    const fhirOnly = problems({ FHIR_BASE_URL: 'https://emr.example.test/fhir' }).join('\n');
+    expect(fhirOnly).toMatch(/^SERVICE_BASE_URL: required once FHIR_BASE_URL is set/m);
+  });
+
+  it('runs a bundled part beside a real one only when asked for by name', () => {
+    const c = parseConfig({ SERVICE_BASE_URL: 'bundled', FHIR_BASE_URL: 'https://emr.example.test/fhir' });
+    expect(c.bundled).toEqual({ service: true, fhir: false });
+    expect(c.service.baseUrl).toBeUndefined();
+    expect(c.fhir.baseUrl).toBe('https://emr.example.test/fhir');
+    const d = parseConfig({ ...production, FHIR_BASE_URL: 'bundled' });
+    expect(d.bundled).toEqual({ service: false, fhir: true });
+    expect(d.fhir.auth.mode).toBe('smart');
+  });
+
+  it('with NODE_ENV=production refuses every bundled part, plain http and a missing admin token', () => {
+    expect(parseConfig({ ...production, NODE_ENV: 'production' }).production).toBe(true);
+    const p = problems({ NODE_ENV: 'production', SERVICE_BASE_URL: 'http://service.example.test', SERVICE_API_KEY: 'k', SERVICE_KEY_ID: 'k', SERVICE_SIGNING_SECRETS: 's', FHIR_BASE_URL: 'bundled' }).join('\n');
+    expect(p).toContain('SERVICE_BASE_URL: must be https');
+    expect(p).toContain('FHIR_BASE_URL: NODE_ENV=production runs no bundled part');
+    expect(p).toContain('ADMIN_TOKEN: required with NODE_ENV=production');
+    expect(problems({ NODE_ENV: 'production' }).join('\n')).toContain('SERVICE_BASE_URL: NODE_ENV=production runs no bundled part');
+    // Loopback is allowed plain: a sidecar or a tunnel on the same machine.
+    expect(parseConfig({ ...production, NODE_ENV: 'production', FHIR_BASE_URL: 'http://127.0.0.1:8103' }).fhir.baseUrl).toBe('http://127.0.0.1:8103');
+  });
+
+  it('stops at a misspelt setting with the closest known name, and leaves orchestrator variables alone', () => {
+    expect(problems({ FHIR_BASEURL: 'https://emr.example.test/fhir' })).toContain('FHIR_BASEURL: not a setting of emr-bridge; did you mean FHIR_BASE_URL?');
+    expect(problems({ PROCESSOR_MAX_ATTEMPT: '3' }).join('\n')).toContain('did you mean PROCESSOR_MAX_ATTEMPTS?');
+    expect(problems({ FHIR_SERVICE_HOST: '10.0.0.1', FHIR_PORT: 'tcp://10.0.0.1:80', HOSTNAME: 'x', npm_config_cache: 'y' })).toEqual([]);
+  });
+
+  it('names an invalid PUSHER_SCAN_CRON before anything starts', () => {
+    expect(problems({ PUSHER_SCAN_CRON: 'every minute' }).join('\n')).toMatch(/^PUSHER_SCAN_CRON: not a cron expression/m);
+  });
+
+  it('refuses DATABASE_URL, which this version cannot honour, instead of ignoring it', () => {
+    expect(problems({ DATABASE_URL: 'postgres://db/emr' }).join('\n')).toContain('DATABASE_URL: PostgreSQL is not supported');
+  });
+
+  it('puts the admin API on its own listener only when ADMIN_PORT or ADMIN_HOST is set', () => {
+    expect(parseConfig({}).admin).toBeUndefined();
+    expect(parseConfig({ ADMIN_PORT: '9091', ADMIN_HOST: '10.1.2.3' }).admin).toEqual({ host: '10.1.2.3', port: 9091 });
+  });
+});
+
+describe('FHIR sign-in settings', () => {
+  const real = { ...production };
+  it('signs in to a configured EMR with nothing by default, and to the bundled one with SMART', () => {
+    expect(parseConfig(real).fhir.auth).toEqual({ mode: 'none' });
+    expect(parseConfig({}).fhir.auth).toMatchObject({ mode: 'smart', clientId: 'emr-bridge', privateKeyPath: expect.stringMatching(/fhir-client-key\.pem$/) });
+  });
+
+  it('names what each mode needs', () => {
+    expect(problems({ ...real, FHIR_AUTH: 'bearer' }).join('\n')).toContain('FHIR_BEARER_TOKEN: required when FHIR_AUTH is bearer');
+    const smart = problems({ ...real, FHIR_AUTH: 'smart' }).join('\n');
+    expect(smart).toContain('FHIR_CLIENT_ID: required when FHIR_AUTH is smart');
+    expect(smart).toContain('FHIR_PRIVATE_KEY_PATH: required when FHIR_AUTH is smart');
+    expect(problems({ ...real, FHIR_AUTH: 'oauth' }).join('\n')).toContain('FHIR_AUTH');
+  });
+
+  it('reads a complete smart configuration, scopes split on spaces', () => {
+    const c = parseConfig({ ...real, FHIR_AUTH: 'smart', FHIR_CLIENT_ID: 'bridge-1', FHIR_PRIVATE_KEY_PATH: '/keys/k.pem', FHIR_TOKEN_URL: 'https://emr.example.test/oauth2/token', FHIR_SCOPES: 'system/Patient.rs  system/Appointment.cru' });
+    expect(c.fhir.auth).toEqual({ mode: 'smart', clientId: 'bridge-1', privateKeyPath: '/keys/k.pem', tokenUrl: 'https://emr.example.test/oauth2/token', scopes: ['system/Patient.rs', 'system/Appointment.cru'] });
+  });
+});

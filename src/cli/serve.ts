@@ -1,6 +1,7 @@
 // `emr-bridge serve [--port N]`: the adapter (receiver, processor, pusher, admin API) in one process;
 // with nothing configured, the bundled simulator and FHIR server start beside it, wired together.
-import { loadConfig } from '../config.ts';
+import { loadConfig, type Config } from '../config.ts';
+import { bundledStatePath } from '../runtime/bundled-state.ts';
 import { createLogger } from '../logger.ts';
 import { startAdapter, type RunningAdapter } from '../runtime/adapter.ts';
 import { parse, portOption } from './args.ts';
@@ -14,17 +15,22 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const logger = createLogger({ level: config.logLevel, destination: out.stream });
   const adapter = await startAdapter({ config, logger });
   out.announce(`listening on ${adapter.url}`);
-  printBanner(adapter, config.dataDir);
+  printBanner(adapter, config);
   return onShutdown(() => adapter.close(), (m) => logger.info(m));
 }
 
-function printBanner(a: RunningAdapter, dataDir: string): void {
-  print(`  adapter        ${a.url}  (webhooks ${a.webhookUrl}, admin ${a.url}/admin, metrics ${a.url}/metrics)`);
-  print(`  service        ${a.serviceUrl}${a.clinicId ? '  (bundled simulator)' : ''}`);
-  if (a.fhirBaseUrl) print(`  FHIR R4 EMR    ${a.fhirBaseUrl}`);
-  print(`  data folder    ${dataDir}`);
+/** The admin token as the banner shows it: enough to tell which one it is, never the whole of it. */
+export const maskToken = (token: string): string => `${token.slice(0, 4)}…${'*'.repeat(8)}`;
+
+function printBanner(a: RunningAdapter, config: Config): void {
+  const part = (bundled: boolean) => (bundled ? 'bundled' : 'real');
+  print(`  adapter        ${a.url}  (webhooks ${a.webhookUrl})`);
+  print(`  admin API      ${a.adminUrl}/admin  (metrics ${a.adminUrl}/metrics)`);
+  print(`  service        ${a.serviceUrl}  (${part(config.bundled.service)}${config.bundled.service ? ' simulator' : ''})`);
+  if (a.fhirBaseUrl) print(`  FHIR R4 EMR    ${a.fhirBaseUrl}  (${part(config.bundled.fhir)}${config.bundled.fhir ? ' FHIR server' : ''}, sign-in: ${config.fhir.auth.mode})`);
+  print(`  data folder    ${config.dataDir}`);
+  print(`  admin token    ${maskToken(a.adminToken)}  (${config.adminToken ? 'ADMIN_TOKEN' : `generated, in ${bundledStatePath(config.dataDir)}`})`);
   if (!a.clinicId) return;
-  print(`  admin token    ${a.adminToken}  (zero-configuration demo; set ADMIN_TOKEN in production)`);
   print('');
   print('  Try it: create an appointment in the simulator, then see it arrive in FHIR:');
   print(

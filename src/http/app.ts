@@ -23,6 +23,12 @@ export interface AppDeps {
   adminRouters: Router[];
   adminToken: string | undefined;
   readiness: ReadinessCheck[];
+  /**
+   * What this app serves: everything (the default, one port), only the public part (the receiver's routers,
+   * health and readiness: what the service and a load balancer reach), or only the admin part (admin API,
+   * metrics, health and readiness) when ADMIN_PORT keeps it on the internal network.
+   */
+  surface?: 'all' | 'public' | 'admin';
 }
 
 export function createApp(deps: AppDeps): Koa {
@@ -31,8 +37,9 @@ export function createApp(deps: AppDeps): Koa {
   app.silent = true;
   app.use(errorMiddleware(deps.logger));
 
+  const surface = deps.surface ?? 'all';
   // The webhook route first: it is the one on the hot path.
-  for (const r of deps.routers) app.use(r.routes()).use(r.allowedMethods());
+  if (surface !== 'admin') for (const r of deps.routers) app.use(r.routes()).use(r.allowedMethods());
 
   const root = new Router();
   root.get('/healthz', (ctx) => {
@@ -53,11 +60,13 @@ export function createApp(deps: AppDeps): Koa {
     ctx.status = ready ? 200 : 503;
     ctx.body = { status: ready ? 'ready' : 'not_ready', checks: results };
   });
-  root.get('/metrics', async (ctx) => {
-    ctx.type = deps.metrics.registry.contentType;
-    ctx.body = await deps.metrics.registry.metrics();
-  });
+  if (surface !== 'public')
+    root.get('/metrics', async (ctx) => {
+      ctx.type = deps.metrics.registry.contentType;
+      ctx.body = await deps.metrics.registry.metrics();
+    });
   app.use(root.routes()).use(root.allowedMethods());
+  if (surface === 'public') return app;
 
   const admin = new Router({ prefix: '/admin' });
   admin.use(adminAuth(deps.adminToken));

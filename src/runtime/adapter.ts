@@ -1,7 +1,5 @@
 // The composition root: builds every part of the adapter from a Config and runs it. The CLI's `serve`
 // and the end-to-end tests call startAdapter; nothing else constructs parts, so a fork swaps a part here.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -10,10 +8,11 @@ import { loadFhirAuthSettings, type FhirAuthSettings } from '../emr/fhir/auth/in
 import { createJwksRouter } from '../emr/fhir/auth/jwks-router.ts';
 import { createFhirEmr } from '../emr/fhir/index.ts';
 import type { EmrPort } from '../emr/port.ts';
-import { createApp } from '../http/app.ts';
+import type { AppDeps } from '../http/app.ts';
 import { createInbox } from '../inbox/inbox.ts';
 import type { Logger } from '../logger.ts';
 import { createMetrics } from '../metrics/metrics.ts';
+
 import { ADAPTER_MIGRATIONS } from '../paths.ts';
 import { createProcessor, createProcessorAdminRouter } from '../processor/index.ts';
 import { createDocumentEventSink, createPusher, createPusherAdminRouter } from '../pusher/index.ts';
@@ -24,6 +23,7 @@ import { createDependencyStatus, observed } from '../status/dependency-status.ts
 import { createIncidentGate } from '../work/incident-gate.ts';
 import { startBundledServices, type BundledServices } from './bundled.ts';
 import { checkEmrAtStart, type EmrWatch } from './emr-check.ts';
+import { startListeners, type Listeners } from './listeners.ts';
 
 export interface StartAdapterOptions {
   config: Config;
@@ -34,8 +34,10 @@ export interface StartAdapterOptions {
 }
 
 export interface RunningAdapter {
-  /** The adapter's own base URL (receiver and admin API). */
+  /** The adapter's own base URL (the receiver; the admin API too unless ADMIN_PORT is set). */
   url: string;
+  /** Where the admin API and /metrics answer. */
+  adminUrl: string;
   webhookUrl: string;
   adminToken: string;
   keyId: string;
@@ -47,16 +49,6 @@ export interface RunningAdapter {
   clinicId?: string;
   /** Stops taking work, finishes what is in flight, closes the database and the bundled servers. */
   close(): Promise<void>;
-}
-
-function listen(server: Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
 }
 
 export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAdapter> {
@@ -141,7 +133,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
   metrics.setInboxDepthSource(() => processor.depth());
 
   let workersRunning = false;
-  const app = createApp({
+  const appDeps: AppDeps = {
     logger,
     metrics,
     routers: [
@@ -167,13 +159,11 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
       { name: 'database', check: () => inbox.isWritable() },
       { name: 'workers', check: () => workersRunning },
     ],
-  });
+  };
 
-  const server = createServer(app.callback());
-  server.keepAliveTimeout = 5_000;
-  let port: number;
+  let listeners: Listeners;
   try {
-    port = await listen(server, config.port, config.host);
+    listeners = await startListeners(appDeps, { port: config.port, host: config.host, ...(config.admin ? { admin: config.admin } : {}) });
   } catch (err) {
     // A taken port must not leave the database or the bundled servers holding the process open.
     emrWatch.stop();
@@ -183,7 +173,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     await bundled?.close();
     throw err;
   }
-  const url = `http://127.0.0.1:${port}`;
+  const { url, adminUrl } = listeners;
   const webhookUrl = `${url}${WEBHOOK_PATH}`;
 
   let clinicId: string | undefined;
@@ -201,6 +191,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
   let closing: Promise<void> | undefined;
   return {
     url,
+    adminUrl,
     webhookUrl,
     adminToken,
     get keyId() {
@@ -217,9 +208,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
         workersRunning = false;
         emrWatch.stop();
         // Stop accepting first; requests already inside finish and their batch commits.
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        await closed;
+        await listeners.close();
         await inbox.close();
         await processor.stop();
         await pusher.stop();

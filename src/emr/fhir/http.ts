@@ -76,16 +76,17 @@ export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
       send(url, { method, dispatcher: agent, headers: { ...headers, ...(authorization ? { authorization } : {}) }, ...(body === undefined ? {} : { body }) });
     const first = signIn ? await auth.authorization() : undefined;
     let res = await attempt(first);
+    let renewed = false;
     if (res.statusCode === 401 && signIn) {
-      const renewed = await auth.renew(first);
-      if (renewed !== undefined) {
-        await res.body.dump();
-        res = await attempt(renewed);
-      }
+      await res.body.dump();
+      const fresh = await auth.renew(first);
+      if (fresh === undefined) throw new EmrError('emr_unauthorized', `the EMR answered 401 to ${method} ${label}`, 401);
+      res = await attempt(fresh);
+      renewed = true;
     }
     if (res.statusCode === 401 || res.statusCode === 403) {
       await res.body.dump();
-      throw new EmrError('emr_unauthorized', `the EMR answered ${res.statusCode} to ${method} ${label}${signIn && first ? ' with a fresh token' : ''}`, res.statusCode);
+      throw new EmrError('emr_unauthorized', `the EMR answered ${res.statusCode} to ${method} ${label}${renewed ? ' with a fresh token' : ''}`, res.statusCode);
     }
     return res;
   }

@@ -96,7 +96,7 @@ describe('a FHIR server without conditional create', () => {
     cleanups.push(() => fhir.close());
     await registerAdapterClient(fhir, dir);
     const log = captureLogger('warn');
-    const config = parseConfig({ FHIR_BASE_URL: fhir.baseUrl, ...smartSettings(dir) });
+    const config = parseConfig({ SERVICE_BASE_URL: 'bundled', FHIR_BASE_URL: fhir.baseUrl, ...smartSettings(dir) });
     const fhirEmr = createFhirEmr({
       baseUrl: fhir.baseUrl,
       identifierSystem: config.fhir.identifierSystem,

@@ -75,7 +75,15 @@ export function writePrivateKey(path: string, pem: string): void {
 
 /** The key at `path`, made first when there is none (zero-configuration mode). */
 export async function ensureClientKey(path: string, alg: ClientKeyAlg = 'ES384'): Promise<ClientKey> {
-  if (!existsSync(path)) writePrivateKey(path, (await generateClientKey(alg)).privatePem);
+  if (!existsSync(path)) {
+    const { privatePem } = await generateClientKey(alg);
+    try {
+      writePrivateKey(path, privatePem);
+    } catch (err) {
+      // Another start made it first (writePrivateKey never overwrites): that key stands.
+      if ((err as { code?: string }).code !== 'EEXIST') throw err;
+    }
+  }
   return loadClientKey(path);
 }
 

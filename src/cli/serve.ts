@@ -14,9 +14,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const out = createGatedStdout();
   const logger = createLogger({ level: config.logLevel, destination: out.stream });
   const adapter = await startAdapter({ config, logger });
+  // Signal handlers before the first line: a script that reads it may stop us at once.
+  const stopped = onShutdown(() => adapter.close(), (m) => logger.info(m));
   out.announce(`listening on ${adapter.url}`);
   printBanner(adapter, config);
-  return onShutdown(() => adapter.close(), (m) => logger.info(m));
+  return stopped;
 }
 
 /** The admin token as the banner shows it: enough to tell which one it is, never the whole of it. */

@@ -24,6 +24,11 @@ export function readMigrations(dir: string): Migration[] {
   return migrations;
 }
 
+/** The database was written by a newer emr-bridge: using it half-understood could lose data, so it is refused. */
+export class SchemaTooNewError extends Error {
+  override name = 'SchemaTooNewError';
+}
+
 /** Returns the names of the migrations it applied. */
 export function migrate(db: Database.Database, dir: string): string[] {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -35,8 +40,15 @@ export function migrate(db: Database.Database, dir: string): string[] {
     db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[],
   );
   const record = db.prepare('INSERT INTO schema_migrations (version, name) VALUES (?, ?)');
+  const known = readMigrations(dir);
+  const newestKnown = known.at(-1)?.version ?? 0;
+  const newestApplied = Math.max(0, ...applied);
+  if (newestApplied > newestKnown)
+    throw new SchemaTooNewError(
+      `${db.name} was written by a newer version of emr-bridge (schema ${newestApplied}; this version knows up to ${newestKnown}): run that version, or restore a backup made by this one`,
+    );
   const done: string[] = [];
-  for (const m of readMigrations(dir)) {
+  for (const m of known) {
     if (applied.has(m.version)) continue;
     db.transaction(() => {
       db.exec(m.sql);

@@ -31,7 +31,12 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
-    migrate(db, opts.migrationsDir);
+    try {
+      migrate(db, opts.migrationsDir);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
   }
   return db;
 }

@@ -3,23 +3,23 @@
 import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { openDatabase } from '../database/open.ts';
+import { openDatabase, type Db } from '../database/open.ts';
+import { acquireStoreLock } from '../database/store-lock.ts';
 import { loadFhirAuthSettings, type FhirAuthSettings } from '../emr/fhir/auth/index.ts';
 import { createJwksRouter } from '../emr/fhir/auth/jwks-router.ts';
 import { createFhirEmr } from '../emr/fhir/index.ts';
 import type { EmrPort } from '../emr/port.ts';
 import type { AppDeps } from '../http/app.ts';
-import { createInbox } from '../inbox/inbox.ts';
+import { createInbox, type Inbox } from '../inbox/inbox.ts';
 import type { Logger } from '../logger.ts';
-import { createMetrics } from '../metrics/metrics.ts';
-
+import { createMetrics, type Metrics } from '../metrics/metrics.ts';
 import { ADAPTER_MIGRATIONS } from '../paths.ts';
 import { createProcessor, createProcessorAdminRouter } from '../processor/index.ts';
 import { createDocumentEventSink, createPusher, createPusherAdminRouter } from '../pusher/index.ts';
 import { createReceiverRouter, WEBHOOK_PATH } from '../receiver/router.ts';
-import { createServiceClient } from '../service-client/client.ts';
+import { createServiceClient, type ServiceClient } from '../service-client/client.ts';
 import { createStatusAdminRouter } from '../status/admin-router.ts';
-import { createDependencyStatus, observed } from '../status/dependency-status.ts';
+import { createDependencyStatus, observed, type DependencyStatus } from '../status/dependency-status.ts';
 import { createIncidentGate } from '../work/incident-gate.ts';
 import { startBundledServices, type BundledServices } from './bundled.ts';
 import { checkEmrAtStart, type EmrWatch } from './emr-check.ts';
@@ -29,7 +29,7 @@ export interface StartAdapterOptions {
   config: Config;
   logger: Logger;
   clock?: Clock;
-  /** Replaces the EMR port built from the config (tests, benchmarks, forks). */
+  /** Replaces the EMR port built from the config (tests, benchmarks, forks); no bundled FHIR server starts then. */
   emr?: EmrPort;
 }
 
@@ -51,89 +51,61 @@ export interface RunningAdapter {
   close(): Promise<void>;
 }
 
-export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAdapter> {
-  const { config, logger } = opts;
-  // A key that cannot be used stops start-up before anything runs (the bundled EMR makes its own first).
-  let fhirAuth: FhirAuthSettings | undefined = config.bundled.fhir ? undefined : await loadFhirAuthSettings(config.fhir.auth);
-  const bundled: BundledServices | undefined =
-    config.bundled.service || config.bundled.fhir ? await startBundledServices(config, logger) : undefined;
-  fhirAuth ??= await loadFhirAuthSettings(config.fhir.auth);
-  const clock = opts.clock ?? bundled?.serviceClock ?? systemClock;
-  const adminToken = bundled?.adminToken ?? config.adminToken!;
-  const fhirBaseUrl = config.fhir.baseUrl ?? bundled?.fhirBaseUrl;
-  const status = createDependencyStatus({ clock, logger });
-
-  const emr = observed(
-    opts.emr ??
-      createFhirEmr({
-        baseUrl: fhirBaseUrl!,
-        identifierSystem: config.fhir.identifierSystem,
-        timeoutMs: config.fhir.timeoutMs,
-        labReportTypeCodes: config.fhir.labReportTypeCodes,
-        prescriptionTypeCodes: config.fhir.prescriptionTypeCodes,
-        auth: fhirAuth,
-        maxContentBytes: config.fhir.maxContentBytes,
-        clock,
-        logger: logger.child({ component: 'emr' }),
-      }),
-    'emr',
-    status,
-  );
-  let emrWatch: EmrWatch;
-  try {
-    emrWatch = await checkEmrAtStart(emr, logger.child({ component: 'emr' }));
-  } catch (err) {
-    await emr.close();
-    await bundled?.close();
-    throw err;
-  }
-
-  const db = openDatabase({ path: config.databasePath, migrationsDir: ADAPTER_MIGRATIONS });
-  const metrics = createMetrics({ defaultMetrics: true });
-  const inbox = createInbox({ db, clock, logger });
-
-  // The receiver reads credentials through this holder: in bundled mode they exist only once the
-  // subscription is made, which needs the adapter's address first.
-  const credentials = {
-    keyId: config.service.keyId ?? '',
-    secrets: config.service.signingSecrets,
-    apiKey: config.service.apiKey ?? '',
-    serviceUrl: config.service.baseUrl ?? bundled?.serviceUrl ?? '',
+/** What has been started so far, stopped in reverse order when start-up fails half-way. */
+function createUndoStack() {
+  const steps: (() => unknown)[] = [];
+  return {
+    push: (step: () => unknown) => void steps.push(step),
+    async unwind() {
+      for (const step of steps.splice(0).reverse()) await step();
+    },
   };
+}
+
+/** The credentials the receiver and the service client read: in bundled mode they exist only once provisioned. */
+interface Credentials {
+  keyId: string;
+  secrets: string[];
+  apiKey: string;
+  serviceUrl: string;
+}
+
+function buildEmr(opts: StartAdapterOptions, fhirAuth: FhirAuthSettings, fhirBaseUrl: string | undefined, clock: Clock, status: DependencyStatus): EmrPort {
+  const { config, logger } = opts;
+  const emr =
+    opts.emr ??
+    createFhirEmr({
+      baseUrl: fhirBaseUrl!,
+      identifierSystem: config.fhir.identifierSystem,
+      timeoutMs: config.fhir.timeoutMs,
+      labReportTypeCodes: config.fhir.labReportTypeCodes,
+      prescriptionTypeCodes: config.fhir.prescriptionTypeCodes,
+      auth: fhirAuth,
+      maxContentBytes: config.fhir.maxContentBytes,
+      clock,
+      logger: logger.child({ component: 'emr' }),
+    });
+  return observed(emr, 'emr', status);
+}
+
+function buildWorkers(opts: StartAdapterOptions, parts: { db: Db; clock: Clock; emr: EmrPort; serviceClient: ServiceClient; metrics: Metrics }) {
+  const { config, logger } = opts;
+  const { db, clock, emr, serviceClient, metrics } = parts;
+  // One gate for the EMR: an incident seen by either worker makes both wait.
   const emrGate = createIncidentGate(clock);
-
-  const serviceClient = observed(
-    createServiceClient({ baseUrl: credentials.serviceUrl, apiKey: () => credentials.apiKey, timeoutMs: config.service.timeoutMs, clock }),
-    'service',
-    status,
-  );
-
   const documentEvents = createDocumentEventSink({ db, clock, logger: logger.child({ component: 'pusher' }), emr });
-  const processor = createProcessor({
-    db,
-    clock,
-    logger: logger.child({ component: 'processor' }),
-    emr,
-    serviceClient,
-    documentEvents,
-    config,
-    metrics,
-    emrGate,
-  });
-  const pusher = createPusher({
-    db,
-    clock,
-    logger: logger.child({ component: 'pusher' }),
-    emr,
-    serviceClient,
-    config,
-    metrics,
-    emrGate,
-  });
-  metrics.setInboxDepthSource(() => processor.depth());
+  const processor = createProcessor({ db, clock, logger: logger.child({ component: 'processor' }), emr, serviceClient, documentEvents, config, metrics, emrGate });
+  const pusher = createPusher({ db, clock, logger: logger.child({ component: 'pusher' }), emr, serviceClient, config, metrics, emrGate });
+  return { processor, pusher };
+}
 
-  let workersRunning = false;
-  const appDeps: AppDeps = {
+function appDependencies(
+  opts: StartAdapterOptions,
+  parts: { inbox: Inbox; db: Db; clock: Clock; metrics: Metrics; status: DependencyStatus; credentials: Credentials; fhirAuth: FhirAuthSettings; adminToken: string; workers: ReturnType<typeof buildWorkers>; workersRunning: () => boolean },
+): AppDeps {
+  const { config, logger } = opts;
+  const { inbox, db, clock, metrics, status, credentials, fhirAuth } = parts;
+  return {
     logger,
     metrics,
     routers: [
@@ -152,73 +124,115 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     adminRouters: [
       createStatusAdminRouter({ status, databaseWritable: () => inbox.isWritable() }),
       createProcessorAdminRouter({ db, clock, logger: logger.child({ component: 'admin' }) }),
-      createPusherAdminRouter({ logger: logger.child({ component: 'admin' }), pusher }),
+      createPusherAdminRouter({ logger: logger.child({ component: 'admin' }), pusher: parts.workers.pusher }),
     ],
-    adminToken,
+    adminToken: parts.adminToken,
     readiness: [
       { name: 'database', check: () => inbox.isWritable() },
-      { name: 'workers', check: () => workersRunning },
+      { name: 'workers', check: parts.workersRunning },
     ],
   };
+}
 
-  let listeners: Listeners;
+export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAdapter> {
+  const { config, logger } = opts;
+  const undo = createUndoStack();
   try {
-    listeners = await startListeners(appDeps, { port: config.port, host: config.host, ...(config.admin ? { admin: config.admin } : {}) });
+    // One process per database, checked before anything else runs or writes.
+    if (config.databasePath !== ':memory:') {
+      const lock = acquireStoreLock(config.databasePath, opts.clock ?? systemClock);
+      undo.push(() => lock.release());
+    }
+    // A key that cannot be used stops start-up before anything runs (the bundled EMR makes its own first).
+    const bundledFhir = config.bundled.fhir && !opts.emr;
+    let fhirAuth: FhirAuthSettings | undefined = bundledFhir ? undefined : await loadFhirAuthSettings(config.fhir.auth);
+    const bundled: BundledServices | undefined =
+      config.bundled.service || bundledFhir ? await startBundledServices({ ...config, bundled: { service: config.bundled.service, fhir: bundledFhir } }, logger) : undefined;
+    undo.push(() => bundled?.close());
+    fhirAuth ??= await loadFhirAuthSettings(config.fhir.auth);
+    const clock = opts.clock ?? bundled?.serviceClock ?? systemClock;
+    const adminToken = bundled?.adminToken ?? config.adminToken!;
+    const fhirBaseUrl = config.fhir.baseUrl ?? bundled?.fhirBaseUrl;
+    const status = createDependencyStatus({ clock, logger });
+
+    const emr = buildEmr(opts, fhirAuth, fhirBaseUrl, clock, status);
+    undo.push(() => emr.close());
+    const emrWatch: EmrWatch = await checkEmrAtStart(emr, logger.child({ component: 'emr' }));
+    undo.push(() => emrWatch.stop());
+
+    const db = openDatabase({ path: config.databasePath, migrationsDir: ADAPTER_MIGRATIONS });
+    undo.push(() => db.close());
+    const metrics = createMetrics({ defaultMetrics: true });
+    const inbox = createInbox({ db, clock, logger });
+    undo.push(() => inbox.close());
+    const credentials: Credentials = {
+      keyId: config.service.keyId ?? '',
+      secrets: config.service.signingSecrets,
+      apiKey: config.service.apiKey ?? '',
+      serviceUrl: config.service.baseUrl ?? bundled?.serviceUrl ?? '',
+    };
+    const serviceClient = observed(
+      createServiceClient({ baseUrl: credentials.serviceUrl, apiKey: () => credentials.apiKey, timeoutMs: config.service.timeoutMs, clock }),
+      'service',
+      status,
+    );
+    undo.push(() => serviceClient.close());
+    const workers = buildWorkers(opts, { db, clock, emr, serviceClient, metrics });
+    const { processor, pusher } = workers;
+    undo.push(async () => {
+      await processor.stop();
+      await pusher.stop();
+    });
+    metrics.setInboxDepthSource(() => processor.depth());
+
+    let workersRunning = false;
+    const appDeps = appDependencies(opts, { inbox, db, clock, metrics, status, credentials, fhirAuth, adminToken, workers, workersRunning: () => workersRunning });
+    const listeners: Listeners = await startListeners(appDeps, { port: config.port, host: config.host, ...(config.admin ? { admin: config.admin } : {}) });
+    undo.push(() => listeners.close());
+    const { url, adminUrl } = listeners;
+    const webhookUrl = `${url}${WEBHOOK_PATH}`;
+
+    let clinicId: string | undefined;
+    if (config.bundled.service) {
+      const c = await bundled!.provision(webhookUrl);
+      Object.assign(credentials, { keyId: c.keyId, secrets: [c.signingSecret], apiKey: c.apiKey });
+      clinicId = c.clinicId;
+    }
+
+    processor.start();
+    pusher.start();
+    workersRunning = true;
+    logger.info({ url, adminUrl, bundledService: config.bundled.service, bundledFhir }, 'adapter started');
+
+    let closing: Promise<void> | undefined;
+    return {
+      url,
+      adminUrl,
+      webhookUrl,
+      adminToken,
+      get keyId() {
+        return credentials.keyId;
+      },
+      get signingSecrets() {
+        return [...credentials.secrets];
+      },
+      serviceUrl: credentials.serviceUrl,
+      ...(fhirBaseUrl ? { fhirBaseUrl } : {}),
+      ...(clinicId ? { clinicId } : {}),
+      close() {
+        closing ??= (async () => {
+          workersRunning = false;
+          // In reverse order of building: stop accepting (requests already inside finish), stop the workers,
+          // flush the inbox, close the clients and the database, the bundled servers, the store lock last.
+          await undo.unwind();
+          logger.info('adapter stopped');
+        })();
+        return closing;
+      },
+    };
   } catch (err) {
-    // A taken port must not leave the database or the bundled servers holding the process open.
-    emrWatch.stop();
-    await serviceClient.close();
-    await emr.close();
-    db.close();
-    await bundled?.close();
+    // Whatever started must not keep the process (or the store lock) held: a taken port, a refused EMR.
+    await undo.unwind();
     throw err;
   }
-  const { url, adminUrl } = listeners;
-  const webhookUrl = `${url}${WEBHOOK_PATH}`;
-
-  let clinicId: string | undefined;
-  if (config.bundled.service) {
-    const c = await bundled!.provision(webhookUrl);
-    Object.assign(credentials, { keyId: c.keyId, secrets: [c.signingSecret], apiKey: c.apiKey });
-    clinicId = c.clinicId;
-  }
-
-  processor.start();
-  pusher.start();
-  workersRunning = true;
-  logger.info({ url, bundledService: config.bundled.service, bundledFhir: config.bundled.fhir }, 'adapter started');
-
-  let closing: Promise<void> | undefined;
-  return {
-    url,
-    adminUrl,
-    webhookUrl,
-    adminToken,
-    get keyId() {
-      return credentials.keyId;
-    },
-    get signingSecrets() {
-      return [...credentials.secrets];
-    },
-    serviceUrl: credentials.serviceUrl,
-    ...(fhirBaseUrl ? { fhirBaseUrl } : {}),
-    ...(clinicId ? { clinicId } : {}),
-    close() {
-      closing ??= (async () => {
-        workersRunning = false;
-        emrWatch.stop();
-        // Stop accepting first; requests already inside finish and their batch commits.
-        await listeners.close();
-        await inbox.close();
-        await processor.stop();
-        await pusher.stop();
-        await serviceClient.close();
-        await emr.close();
-        db.close();
-        await bundled?.close();
-        logger.info('adapter stopped');
-      })();
-      return closing;
-    },
-  };
 }

@@ -1,34 +1,72 @@
-// `emr-bridge documents …` and `emr-bridge dead-letters …`: list, show, retry and replay through the admin API
-// of a running adapter (--admin-url, default http://127.0.0.1:$PORT; --admin-token, default ADMIN_TOKEN).
+// `emr-bridge documents …` and `emr-bridge dead-letters …`: list (a page at a time, filtered), show, retry,
+// replay and dismiss through the admin API of a running adapter (--admin-url, default
+// http://127.0.0.1:$PORT; --admin-token, default ADMIN_TOKEN). A list prints the admin API's JSON, whose
+// `nextCursor` is what --cursor takes to show the next page (null on the last one).
 import { loadConfig } from '../config.ts';
 import { UsageError, parse } from './args.ts';
 import { adminClientFrom, report } from './admin-client.ts';
 import { print } from './output.ts';
 
 const common = { 'admin-url': { type: 'string' }, 'admin-token': { type: 'string' } } as const;
+const paging = {
+  limit: { type: 'string' },
+  cursor: { type: 'string' },
+  type: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+} as const;
+
+const DOCUMENTS_USAGE =
+  'usage: documents list [--status S] [--type lab_report|prescription] [--since T] [--until T] [--limit N] [--cursor C] | documents show <externalId> | documents retry <externalId>';
+const DEAD_LETTERS_USAGE = [
+  'usage: dead-letters list [--state dead|dismissed] [--type EVENT_TYPE] [--since T] [--until T] [--limit N] [--cursor C]',
+  '       dead-letters replay <eventId> | dead-letters replay --all [--event-type T]',
+  '       dead-letters dismiss <eventId> --reason R | dead-letters dismiss-mapping <entityType> <serviceId> --reason R',
+].join('\n');
+
+/** The list's query string from the flags given (the admin API checks the values and names a bad one). */
+function listQuery(values: Record<string, string | boolean | undefined>, names: string[]): string {
+  const q = new URLSearchParams();
+  for (const name of names) {
+    const v = values[name];
+    if (typeof v === 'string') q.set(name, v);
+  }
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
 
 export async function documentsCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...common, status: { type: 'string' } });
+  const { values, positionals } = parse(argv, { ...common, ...paging, status: { type: 'string' } });
   const admin = adminClientFrom(loadConfig(), values['admin-url'], values['admin-token']);
   const [verb, externalId] = positionals;
-  if (verb === 'list') {
-    const q = values.status ? `?status=${encodeURIComponent(values.status)}` : '';
-    return report(await admin.call('GET', `/documents${q}`), print);
-  }
+  if (verb === 'list') return report(await admin.call('GET', `/documents${listQuery(values, ['status', ...Object.keys(paging)])}`), print);
   if (verb === 'show' && externalId) return report(await admin.call('GET', `/documents/${encodeURIComponent(externalId)}`), print);
   if (verb === 'retry' && externalId) return report(await admin.call('POST', `/documents/${encodeURIComponent(externalId)}/retry`), print);
-  throw new UsageError('usage: documents list [--status S] | documents show <externalId> | documents retry <externalId>');
+  throw new UsageError(DOCUMENTS_USAGE);
 }
 
 export async function deadLettersCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...common, all: { type: 'boolean' }, 'event-type': { type: 'string' } });
+  const { values, positionals } = parse(argv, {
+    ...common,
+    ...paging,
+    state: { type: 'string' },
+    all: { type: 'boolean' },
+    'event-type': { type: 'string' },
+    reason: { type: 'string' },
+  });
   const admin = adminClientFrom(loadConfig(), values['admin-url'], values['admin-token']);
-  const [verb, eventId] = positionals;
-  if (verb === 'list') return report(await admin.call('GET', '/dead-letters'), print);
-  if (verb === 'replay' && eventId) return report(await admin.call('POST', `/dead-letters/${encodeURIComponent(eventId)}/replay`), print);
+  const [verb, first, second] = positionals;
+  if (verb === 'list') return report(await admin.call('GET', `/dead-letters${listQuery(values, ['state', ...Object.keys(paging)])}`), print);
+  if (verb === 'replay' && first) return report(await admin.call('POST', `/dead-letters/${encodeURIComponent(first)}/replay`), print);
   if (verb === 'replay' && values.all) {
     const body = values['event-type'] ? { eventType: values['event-type'] } : {};
     return report(await admin.call('POST', '/dead-letters/replay', body), print);
   }
-  throw new UsageError('usage: dead-letters list | dead-letters replay <eventId> | dead-letters replay --all [--event-type T]');
+  if (verb === 'dismiss' && first && values.reason !== undefined)
+    return report(await admin.call('POST', `/dead-letters/${encodeURIComponent(first)}/dismiss`, { reason: values.reason }), print);
+  if (verb === 'dismiss-mapping' && first && second && values.reason !== undefined) {
+    const path = `/dead-letters/mappings/${encodeURIComponent(first)}/${encodeURIComponent(second)}/dismiss`;
+    return report(await admin.call('POST', path, { reason: values.reason }), print);
+  }
+  throw new UsageError(DEAD_LETTERS_USAGE);
 }

@@ -1,11 +1,11 @@
 // `emr-bridge replay <file|folder> [--to URL] …`: see src/replay/. Without flags it replays at the adapter
 // that the settings (or a zero-configuration adapter's bundled.json) name.
-import { request } from 'undici';
-import { systemClock, type Clock } from '../clock.ts';
+import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import { runReplay } from '../replay/replay.ts';
 import { UsageError, parse } from './args.ts';
 import { cliDefaults } from './defaults.ts';
+import { simulatorClock } from './simulator-clock.ts';
 import { print } from './output.ts';
 
 export async function replayCommand(argv: string[]): Promise<number> {
@@ -23,6 +23,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
   const secrets = values.secret?.length ? values.secret : defaults.secrets;
   const keyId = values['key-id'] ?? defaults.keyId;
   if (!secrets.length || !keyId) throw new UsageError('a signing secret (--secret or SERVICE_SIGNING_SECRETS) and a key id (--key-id or SERVICE_KEY_ID) are required');
+  // How many entities go at once: one entity's events always go one after another (src/replay/entity-chains.ts).
   const concurrency = Number(values.concurrency ?? 4);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) throw new UsageError('--concurrency must be 1..64');
   const adminToken = values['admin-token'] ?? defaults.adminToken;
@@ -44,16 +45,4 @@ export async function replayCommand(argv: string[]): Promise<number> {
     clock,
   });
   return result.mismatches === 0 ? 0 : 1;
-}
-
-/** Real time plus the simulator's offset, read once; real time alone when the simulator cannot be asked. */
-async function simulatorClock(serviceUrl: string): Promise<Clock> {
-  try {
-    const res = await request(`${serviceUrl}/_sim/clock`);
-    const { offsetSeconds } = (await res.body.json()) as { offsetSeconds?: number };
-    const offsetMs = (offsetSeconds ?? 0) * 1000;
-    return { now: () => systemClock.now() + offsetMs };
-  } catch {
-    return systemClock;
-  }
 }

@@ -17,6 +17,28 @@ export interface PatientInput {
   phone: string;
 }
 
+/** A patient to find or create: the snapshot, plus the EMR id the service already holds for it, if any. */
+export interface PatientClaim extends PatientInput {
+  /**
+   * The event's externalId: the EMR patient id the service knows this patient by (one a document was sent
+   * for, as patientExternalId, before the service had heard of the patient). Null or absent: none.
+   */
+  externalId?: string | null;
+}
+
+/** The snapshot fields a patient record and the service may disagree on. */
+export type PatientField = 'name' | 'phone';
+
+/** What applying a snapshot to an existing patient record did. */
+export interface PatientUpdate {
+  /**
+   * Fields where the snapshot differs from a record the EMR owns (one the adapter did not create): they
+   * are reported here and left as the EMR has them. Empty for a record the adapter created (it takes the
+   * snapshot) and when nothing differs.
+   */
+  differences: PatientField[];
+}
+
 export interface PractitionerInput {
   serviceId: string;
   name: string;
@@ -88,12 +110,19 @@ export interface DocumentOutcome {
 
 export interface EmrPort {
   /**
-   * Finds the record carrying the service's id, or creates it. Never makes two for one serviceId, given
-   * that the caller does not claim one serviceId twice at once (the processor holds a lock per entity).
+   * Finds the record carrying the service's id; else, when `externalId` names an existing patient that
+   * carries no other service id, marks that one with the service's id (the EMR's own record, which the
+   * service met through a document); else creates one, marked as made by the adapter. Never makes two
+   * for one serviceId, given that the caller does not claim one serviceId twice at once (the processor
+   * holds a lock per entity).
    */
-  ensurePatient(input: PatientInput): Promise<EmrRecord>;
-  /** Applies a newer snapshot of a patient (name, phone) to its existing record. */
-  updatePatient(id: string, input: PatientInput): Promise<void>;
+  ensurePatient(input: PatientClaim): Promise<EmrRecord>;
+  /**
+   * Applies a newer snapshot of a patient to its existing record. A record the adapter created takes the
+   * snapshot's name and phone; a record the EMR owns (anything the adapter did not create) keeps its
+   * name, birth date and phone, and the fields that differ are returned (never their values).
+   */
+  updatePatient(id: string, input: PatientInput): Promise<PatientUpdate>;
   /**
    * Marks an existing patient record with the service's id: a patient the service first met through a
    * document sent for it. Idempotent.

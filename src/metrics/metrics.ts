@@ -35,7 +35,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
   });
   new Gauge({
     name: 'emr_bridge_inbox_depth',
-    help: 'Stored events not yet applied, discarded or dead-lettered.',
+    help: 'Stored events not yet applied, discarded or dead-lettered (mappings waiting: emr_bridge_mapping_backlog).',
     registers: [registry],
     collect() {
       this.set(readDepth());

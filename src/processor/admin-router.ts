@@ -1,29 +1,58 @@
-// Admin routes of the processor (mounted under /admin, behind ADMIN_TOKEN): dead letters listed and
-// replayed one by one or in bulk, and the processing state of any stored event.
+// Admin routes of the processor (mounted under /admin, behind ADMIN_TOKEN): dead letters listed (a page at
+// a time, filtered), replayed one by one or in bulk, or dismissed with a reason; and the processing state
+// of any stored event.
 import Router from '@koa/router';
+import { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../database/open.ts';
 import { AppError, NotFoundError } from '../errors.ts';
 import { readValidated } from '../http/json-body.ts';
-import { z } from 'zod';
+import { decodeCursor, encodeCursor, parseListQuery } from '../http/list-query.ts';
 import type { Logger } from '../logger.ts';
-import { createDeadLetters } from './dead-letters.ts';
+import { createDeadLetters, deadLetterPosition, type DeadLetters } from './dead-letters.ts';
+
+/** Who dismissed: one admin token for now, so 'admin'. */
+const DISMISSED_BY = 'admin';
+
+const dismissBody = z.strictObject({ reason: z.string().trim().min(1).max(500) });
+
+const notDeadLetter = (message: string) => new AppError({ code: 'not_dead_letter', status: 409, message });
 
 export function createProcessorAdminRouter(deps: { db: Db; clock: Clock; logger: Logger }): Router {
   const deadLetters = createDeadLetters(deps);
   const router = new Router();
   router.get('/dead-letters', (ctx) => {
-    ctx.body = deadLetters.list();
+    ctx.body = listDeadLetters(deadLetters, ctx.query);
   });
   router.post('/dead-letters/replay', async (ctx) => {
     const body = await readValidated(ctx.req, z.object({ eventType: z.string().min(1).optional() }), 64 * 1024);
     ctx.body = { replayed: deadLetters.replayAll(body.eventType ? { eventType: body.eventType } : {}) };
   });
+  router.post('/dead-letters/mappings/:entityType/:serviceId/dismiss', async (ctx) => {
+    const { entityType, serviceId } = ctx.params as { entityType: string; serviceId: string };
+    const { reason } = await readValidated(ctx.req, dismissBody, 64 * 1024);
+    const mapping = deadLetters.getMapping(entityType, serviceId);
+    if (!mapping) throw new NotFoundError('no such mapping');
+    if (!deadLetters.dismissMapping(entityType, serviceId, reason, DISMISSED_BY))
+      throw notDeadLetter(mapping.dismissal ? 'the mapping is already dismissed' : 'the mapping is not a dead letter');
+    ctx.body = { dismissed: deadLetters.getMapping(entityType, serviceId) };
+  });
   router.post('/dead-letters/:eventId/replay', (ctx) => {
     const eventId = ctx.params.eventId!;
-    if (!deadLetters.get(eventId)) throw new NotFoundError('no such event');
-    if (!deadLetters.replay(eventId)) throw new AppError({ code: 'not_dead_letter', status: 409, message: 'the event is not a dead letter' });
+    const event = deadLetters.get(eventId);
+    if (!event) throw new NotFoundError('no such event');
+    if (!deadLetters.replay(eventId))
+      throw notDeadLetter(event.state === 'dismissed' ? 'the event was dismissed; a dismissed dead letter cannot be replayed' : 'the event is not a dead letter');
     ctx.body = { replayed: deadLetters.get(eventId) };
+  });
+  router.post('/dead-letters/:eventId/dismiss', async (ctx) => {
+    const eventId = ctx.params.eventId!;
+    const { reason } = await readValidated(ctx.req, dismissBody, 64 * 1024);
+    const event = deadLetters.get(eventId);
+    if (!event) throw new NotFoundError('no such event');
+    if (!deadLetters.dismiss(eventId, reason, DISMISSED_BY))
+      throw notDeadLetter(event.state === 'dismissed' ? 'the event is already dismissed' : 'the event is not a dead letter');
+    ctx.body = { dismissed: deadLetters.get(eventId) };
   });
   router.get('/events/:eventId', (ctx) => {
     const status = deadLetters.get(ctx.params.eventId!);
@@ -31,4 +60,12 @@ export function createProcessorAdminRouter(deps: { db: Db; clock: Clock; logger:
     ctx.body = status;
   });
   return router;
+}
+
+/** GET /admin/dead-letters: `state` (dead by default, or dismissed) plus the shared list parameters. */
+function listDeadLetters(deadLetters: DeadLetters, query: unknown) {
+  const q = parseListQuery(query, { state: z.enum(['dead', 'dismissed']).optional() });
+  const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, deadLetterPosition);
+  const page = deadLetters.page({ state: q.state ?? 'dead', limit: q.limit, after, type: q.type, since: q.since, until: q.until });
+  return { events: page.events, mappings: page.mappings, nextCursor: page.next && encodeCursor(page.next) };
 }

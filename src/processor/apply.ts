@@ -1,6 +1,7 @@
 // Applies one validated event to the EMR. Each entity is found or created through the EmrPort (which
-// never makes two records for one serviceId) and its EMR id recorded at once; an entity the service
-// has not mapped yet (externalId null) gets its mapping queued for the service. The caller marks the
+// never makes two records for one serviceId, and finds a patient the service knows by an EMR id) and its
+// EMR id recorded at once; an entity the service has not mapped yet (externalId null) gets its mapping
+// queued for the service. The caller marks the
 // event applied afterwards, so a crash in between repeats only idempotent steps.
 import { createHash } from 'node:crypto';
 import type { MappingEntityType } from '../contract/api.ts';
@@ -55,7 +56,8 @@ async function resolve(
 }
 
 /**
- * A patient record that already existed takes the event's snapshot of it, unless a newer one was applied.
+ * A patient record that already existed takes the event's snapshot of it, unless a newer one was applied
+ * (only a record the adapter created changes: the EMR port keeps the EMR's own records as they are).
  * Check, write and version are one step per patient, so an older snapshot carried by another appointment's
  * event, applied at the same moment, can never land after a newer one.
  */
@@ -68,10 +70,13 @@ async function applyPatientSnapshot(
   const input = { serviceId: patient.serviceId, name: patient.name, phone: patient.phone };
   const entityKey = `patient:${patient.serviceId}`;
   return deps.locks.run(entityKey, async () => {
-    const record = await resolve(deps, out.claims, 'patient', patient, () => deps.emr.ensurePatient(input));
+    // The service's externalId, when it has one, is an EMR patient id: the EMR's own record the service met
+    // through a document (sent with patientExternalId), which this event must find, not duplicate.
+    const record = await resolve(deps, out.claims, 'patient', patient, () => deps.emr.ensurePatient({ ...input, externalId: patient.externalId }));
     const applied = deps.versions.newest(entityKey);
     if (applied !== undefined && occurredAt < applied.occurredAt) return record.id;
     const hash = createHash('sha256').update(JSON.stringify([input.name, input.phone])).digest('base64url');
+    // A record the EMR owns keeps its name and phone; the EMR port reports (and logs) what differs.
     if (!record.isNew && applied?.hash !== hash) await deps.emr.updatePatient(record.id, input);
     // Noted once the EMR has it, before the section ends; it reaches the disk with the event's applied mark
     // (a crash before that repeats an unchanged snapshot: a no-op).

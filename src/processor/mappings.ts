@@ -21,7 +21,7 @@ export function createMappingStore(db: Db, clock: Clock): MappingStore {
   const find = db.prepare('SELECT emr_id FROM emr_mappings WHERE entity_type = ? AND service_id = ?').pluck();
   const insert = db.prepare('INSERT INTO emr_mappings (entity_type, service_id, emr_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING');
   const enqueue = db.prepare(
-    'INSERT INTO mapping_outbox (entity_type, service_id, external_id, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+    'INSERT INTO mapping_outbox (entity_type, service_id, external_id, updated_at, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
   );
   return {
     find: (t, s) => find.get(t, s) as string | undefined,
@@ -30,7 +30,8 @@ export function createMappingStore(db: Db, clock: Clock): MappingStore {
       return find.get(t, s) as string;
     },
     enqueue: (t, s, externalId) => {
-      enqueue.run(t, s, externalId, clock.now());
+      const now = clock.now();
+      enqueue.run(t, s, externalId, now, now);
     },
   };
 }
@@ -98,4 +99,21 @@ export function createMappingOutbox(deps: {
       return finished;
     },
   };
+}
+
+/** Read-only views of the mapping outbox, for metrics: how many mappings wait, and since when the oldest does. */
+export function createMappingBacklog(db: Db) {
+  const pending = db.prepare("SELECT count(*) FROM mapping_outbox WHERE state = 'pending'").pluck();
+  const oldest = db.prepare("SELECT min(created_at) FROM mapping_outbox WHERE state = 'pending'").pluck();
+  return {
+    pending: () => pending.get() as number,
+    /** Epoch ms; undefined when none waits. */
+    oldestPendingCreatedAt: () => (oldest.get() as number | null) ?? undefined,
+  };
+}
+
+/** Retention: deletes mappings the service took ('sent') whose last change is older than the cutoff; never pending, dead or dismissed ones. */
+export function createSentMappingPruner(db: Db): (cutoffMs: number) => number {
+  const prune = db.prepare("DELETE FROM mapping_outbox WHERE state = 'sent' AND updated_at < ?");
+  return (cutoffMs) => prune.run(cutoffMs).changes;
 }

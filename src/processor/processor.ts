@@ -158,7 +158,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     if (clock.now() - lastPrune >= PRUNE_EVERY_MS) {
       lastPrune = clock.now();
       const pruned = retention.prune();
-      if (pruned.bodies || pruned.events) logger.info(pruned, 'retention pruned');
+      if (Object.values(pruned).some((n) => n > 0)) logger.info(pruned, 'retention pruned');
     }
     return finished;
   }

@@ -6,7 +6,8 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../database/open.ts';
 import { parseStoredEvent } from './parse.ts';
 
-export type EventState = 'pending' | 'retrying' | 'applied' | 'discarded_stale' | 'dead';
+/** 'dismissed': a dead letter a person set aside for good (see dead-letters.ts). */
+export type EventState = 'pending' | 'retrying' | 'applied' | 'discarded_stale' | 'dead' | 'dismissed';
 
 export interface ClaimedEvent {
   inboxId: number;
@@ -55,8 +56,6 @@ export function createQueue(db: Db, clock: Clock): Queue {
   const wait = db.prepare(
     "UPDATE processing SET state = 'retrying', next_attempt_at = ?, last_error = ?, lease_until = NULL, attempts = max(attempts - 1, 0) WHERE inbox_id = ?",
   );
-  const open = db.prepare("SELECT count(*) FROM processing WHERE state IN ('pending', 'retrying')").pluck();
-  const untaken = db.prepare('SELECT count(*) FROM inbox_events WHERE id > ?').pluck();
   const release = db.prepare("UPDATE processing SET lease_until = NULL WHERE lease_until IS NOT NULL AND state IN ('pending', 'retrying')");
 
   const intakeTx = db.transaction((limit: number) => {
@@ -94,7 +93,27 @@ export function createQueue(db: Db, clock: Clock): Queue {
     waitLater: (inboxId, at, reason) => {
       wait.run(at, reason, inboxId);
     },
-    depth: () => (open.get() as number) + (untaken.get(cursor.get()) as number),
+    depth: createQueueReadings(db).depth,
     releaseLeases: () => release.run().changes,
+  };
+}
+
+/** Read-only views of the queue, for metrics: how many events wait, and since when the oldest does. */
+export function createQueueReadings(db: Db) {
+  const cursor = db.prepare('SELECT last_inbox_id FROM processor_cursor WHERE id = 1').pluck();
+  const open = db.prepare("SELECT count(*) FROM processing WHERE state IN ('pending', 'retrying')").pluck();
+  const untaken = db.prepare('SELECT count(*) FROM inbox_events WHERE id > ?').pluck();
+  const oldestOpen = db.prepare(
+    "SELECT min(e.received_at) FROM processing p JOIN inbox_events e ON e.id = p.inbox_id WHERE p.state IN ('pending', 'retrying')",
+  ).pluck();
+  const oldestUntaken = db.prepare('SELECT received_at FROM inbox_events WHERE id > ? ORDER BY id LIMIT 1').pluck();
+  return {
+    /** Events not yet final (including inbox rows not yet taken in). */
+    depth: (): number => (open.get() as number) + (untaken.get(cursor.get()) as number),
+    /** When the oldest of those was received (epoch ms); undefined when none waits. */
+    oldestOpenReceivedAt(): number | undefined {
+      const times = [oldestOpen.get(), oldestUntaken.get(cursor.get())].filter((t): t is number => typeof t === 'number');
+      return times.length ? Math.min(...times) : undefined;
+    },
   };
 }

@@ -1,15 +1,20 @@
 // Admin routes of the pusher (under /admin, behind ADMIN_TOKEN): push a document directly (a laboratory
-// information system, the CLI), list documents by status, show one, send again one that failed here.
+// information system, the CLI), list documents a page at a time (by status, type and creation time), show
+// one, send again one that failed here.
 // Answers carry identifiers, status, reasons and times; never labels, names, phones or file bytes.
 import Router from '@koa/router';
+import { z } from 'zod';
 import { DOCUMENT_TYPES, type DocumentType } from '../contract/events.ts';
 import { AppError, NotFoundError, ValidationError } from '../errors.ts';
 import { readJson } from '../http/json-body.ts';
+import { decodeCursor, encodeCursor, parseListQuery } from '../http/list-query.ts';
 import type { Logger } from '../logger.ts';
-import { isFinal, publicView } from './outbox.ts';
+import { isFinal, publicView, type OutboxState } from './outbox.ts';
 import type { Pusher } from './pusher.ts';
 
-const STATES = ['queued', 'SENT', 'HELD', 'FAILED', 'SUPPRESSED', 'REJECTED'];
+const STATES = ['queued', 'SENT', 'HELD', 'FAILED', 'SUPPRESSED', 'REJECTED'] as const satisfies readonly OutboxState[];
+
+const documentPosition = z.strictObject({ createdAt: z.number().int(), externalId: z.string() });
 
 export function createPusherAdminRouter(deps: { pusher: Pusher; logger: Logger }): Router {
   const router = new Router();
@@ -30,9 +35,10 @@ export function createPusherAdminRouter(deps: { pusher: Pusher; logger: Logger }
     ctx.body = { document: publicView(result.row), created: result.created };
   });
   router.get('/documents', (ctx) => {
-    const status = typeof ctx.query.status === 'string' ? ctx.query.status : undefined;
-    if (status && !STATES.includes(status)) throw new ValidationError(`status must be one of ${STATES.join(', ')}`, 'status');
-    ctx.body = { documents: deps.pusher.outbox.list(status).map(publicView) };
+    const q = parseListQuery(ctx.query, { status: z.enum(STATES).optional(), type: z.enum(DOCUMENT_TYPES).optional() });
+    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, documentPosition);
+    const page = deps.pusher.outbox.page({ limit: q.limit, after, status: q.status, type: q.type, since: q.since, until: q.until });
+    ctx.body = { documents: page.rows.map(publicView), nextCursor: page.next && encodeCursor(page.next) };
   });
   router.post('/documents/:externalId/retry', (ctx) => {
     const row = deps.pusher.outbox.get(ctx.params.externalId!);

@@ -61,6 +61,31 @@ export function publicView(r: OutboxRow) {
   };
 }
 
+/** Where a page of documents ends: the last row shown, in the list's order (newest first). */
+export interface DocumentPosition {
+  createdAt: number;
+  externalId: string;
+}
+
+export interface DocumentFilter {
+  limit: number;
+  after?: DocumentPosition;
+  status?: OutboxState;
+  type?: DocumentType;
+  /** Epoch ms, on created_at; since inclusive, until exclusive. */
+  since?: number;
+  until?: number;
+}
+
+/**
+ * Retention: deletes rows that are finished (final at the service, or REJECTED here) and whose status has
+ * reached the EMR, last changed before the cutoff. Queued, HELD, locally FAILED and unsynced rows stay.
+ */
+export function createFinishedDocumentPruner(db: Db): (cutoffMs: number) => number {
+  const prune = db.prepare(`DELETE FROM outbox_documents WHERE emr_synced = 1 AND updated_at < ? AND (${FINAL} OR state = 'REJECTED')`);
+  return (cutoffMs) => prune.run(cutoffMs).changes;
+}
+
 export function createOutbox(db: Db, clock: Clock) {
   const get = db.prepare('SELECT * FROM outbox_documents WHERE external_id = ?');
   const insert = db.prepare(`
@@ -91,6 +116,13 @@ export function createOutbox(db: Db, clock: Clock) {
   const synced = db.prepare('UPDATE outbox_documents SET emr_synced = 1 WHERE external_id = ? AND updated_at = ?');
   const byState = db.prepare('SELECT * FROM outbox_documents WHERE state = ? ORDER BY created_at DESC LIMIT ?');
   const all = db.prepare('SELECT * FROM outbox_documents ORDER BY created_at DESC LIMIT ?');
+  const page = db.prepare(`
+    SELECT * FROM outbox_documents
+    WHERE (@status IS NULL OR state = @status) AND (@type IS NULL OR document_type = @type)
+      AND (@since IS NULL OR created_at >= @since) AND (@until IS NULL OR created_at < @until)
+      AND (@afterCreated IS NULL OR (created_at, external_id) < (@afterCreated, @afterId))
+    ORDER BY created_at DESC, external_id DESC LIMIT @limit`);
+  const oldestQueued = db.prepare("SELECT min(created_at) FROM outbox_documents WHERE state = 'queued'").pluck();
   const requeue = db.prepare(
     "UPDATE outbox_documents SET state = 'queued', request = ?, emr_version = ?, status_reason = NULL, error_code = NULL, attempts = 0, next_attempt_at = 0, emr_synced = 1, updated_at = ? WHERE external_id = ? AND state = 'REJECTED'",
   );
@@ -150,6 +182,24 @@ export function createOutbox(db: Db, clock: Clock) {
     unsynced: () => unsynced.all() as OutboxRow[],
     markSynced: (r: OutboxRow) => synced.run(r.external_id, r.updated_at),
     list: (state: string | undefined, limit = 200) => (state ? byState.all(state, limit) : all.all(limit)) as OutboxRow[],
+    /** One page of the newest documents first, filtered; `next` is where the following page starts (null: none). */
+    page(f: DocumentFilter): { rows: OutboxRow[]; next: DocumentPosition | null } {
+      const rows = page.all({
+        status: f.status ?? null,
+        type: f.type ?? null,
+        since: f.since ?? null,
+        until: f.until ?? null,
+        afterCreated: f.after?.createdAt ?? null,
+        afterId: f.after?.externalId ?? null,
+        limit: f.limit + 1,
+      }) as OutboxRow[];
+      if (rows.length <= f.limit) return { rows, next: null };
+      const shown = rows.slice(0, f.limit);
+      const last = shown[shown.length - 1]!;
+      return { rows: shown, next: { createdAt: last.created_at, externalId: last.external_id } };
+    },
+    /** When the oldest document not yet sent was made (epoch ms); undefined when none waits. */
+    oldestQueuedCreatedAt: () => (oldestQueued.get() as number | null) ?? undefined,
     openCount: () => open.get() as number,
     /** Frees every send lease (a restart: the process that held them is gone). Returns how many. */
     releaseLeases: () => releaseLeases.run().changes,

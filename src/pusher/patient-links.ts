@@ -1,8 +1,8 @@
 // A document sent for an EMR patient the service had not met: the service makes a patient of its own and
-// names it in its answer (patientServiceId), and fires patient.created for it. Linking the two here, as
-// soon as the answer arrives, is what keeps the processor from claiming that patient into the EMR as a
-// second record: it finds the link where it looks for a mapping. The link is also posted to the service
-// (its later events and lookups then carry the EMR's id) and written into the EMR record itself.
+// names it in its answer (patientServiceId), and fires patient.created for it. That event carries the EMR
+// id the document named (patientExternalId), so the processor finds the EMR record whichever comes first;
+// linking the two here, as soon as the answer arrives, records the same mapping (or finds it recorded),
+// posts it to the service and writes the service's id into the EMR record itself.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../database/open.ts';
 import { createMappingStore } from '../processor/mappings.ts';

@@ -68,9 +68,11 @@ export function createPusher(deps: PusherDeps) {
     const log = logger.child({ externalId: row.external_id, documentType: row.document_type, attempt: row.attempts });
     try {
       const { resource, replayed } = await deps.serviceClient.postDocument(row.document_type, JSON.parse(row.request!) as DocumentRequest);
-      // Linked before anything else, so the service's patient.created for this patient finds the EMR record.
-      // A service patient already mapped to another EMR record is a duplicate claimed a moment ago, or the
-      // service matched the phone to someone else (a family member): either way, a person should look.
+      // Linked before anything else. The service's patient.created for a patient it made for this document
+      // carries the EMR id we sent (patientExternalId), so the processor finds the EMR record in either
+      // order; if it came first it has recorded this same link, which stands. A service patient mapped to
+      // another EMR record is one the service matched by phone to someone else (a family member), or a
+      // duplicate from a service that ignored patientExternalId: either way, a person should look.
       if (row.emr_patient_id && resource.patientServiceId && !links.link(resource.patientServiceId, row.emr_patient_id))
         log.warn({ alert: true, patientServiceId: resource.patientServiceId, emrPatientId: row.emr_patient_id }, 'the service put this document with a patient the EMR holds as another record');
       outbox.recordOutcome(row.external_id, { state: resource.status, resource, ...(resource.status === 'HELD' ? { nextPollAt: nextPoll(resource.releaseAfter) } : {}) });

@@ -12,6 +12,16 @@ import { checkDocument, type CheckResult } from './checks.ts';
 import type { Outbox } from './outbox.ts';
 
 /**
+ * Whether the request names the patient by the EMR's own id (patientExternalId). Always when the service
+ * already has it (the record carries the service's id); and with the phone and name of a patient the
+ * service has not met, so that the patient it creates carries the EMR's id from the start: its
+ * patient.created then leads the processor to this record, whether or not the pusher has linked the two
+ * yet. Without phone and name an id the service does not know would not identify anyone: left out, so the
+ * local checks refuse the document with that reason.
+ */
+const identifiedByEmrId = (p: EmrDocument['patient']): boolean => Boolean(p.id && (p.serviceId || (p.phone && p.name)));
+
+/**
  * The request for one EMR document. Content behind a URL is read from the EMR (signed in, as everything
  * is) and sent as bytes: the service could not sign in to the EMR to fetch it.
  */
@@ -21,8 +31,7 @@ async function requestFor(emr: EmrPort, doc: EmrDocument): Promise<Record<string
   const request: Partial<DocumentRequest> & Record<string, unknown> = {
     externalId: doc.id,
     label: doc.label,
-    // The service knows the patient by our id once it sent us the patient (it carries its serviceId).
-    ...(p.serviceId ? { patientExternalId: p.id } : {}),
+    ...(identifiedByEmrId(p) ? { patientExternalId: p.id } : {}),
     ...(p.phone ? { patientPhone: p.phone } : {}),
     ...(p.name ? { patientName: p.name } : {}),
     ...(doc.doctorPhone ? { doctorPhone: doc.doctorPhone } : {}),

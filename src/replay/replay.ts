@@ -1,5 +1,6 @@
 // Replays sample payloads at a receiver the way the service would send them: signed with the current
-// time, the seven headers, in order within a sample, several samples at once. With an admin URL and
+// time, the seven headers; each entity's events in file order, each sent once the one before was answered
+// (./entity-chains.ts), different entities several at once. With an admin URL and
 // token it also waits for each event's processing outcome (and each document's status) and compares
 // every outcome with the sample's expectation. --fresh-ids gives events, entities and documents new
 // ids (consistently within the run) so the same samples can be replayed again and again.
@@ -7,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { sleep, type Clock } from '../clock.ts';
 import { signatureHeader } from '../signature/webhook-signature.ts';
+import { entityChains } from './entity-chains.ts';
 import { loadSamples, type Delivery, type Expectation, type Sample } from './samples.ts';
 
 export interface ReplayOptions {
@@ -16,6 +18,7 @@ export interface ReplayOptions {
   secrets: string[];
   keyId: string;
   freshIds?: boolean;
+  /** How many entities are replayed at once; one entity's events always go one after another. */
   concurrency?: number;
   /** The adapter's base URL for outcomes (default: the origin of `to`). */
   adminUrl?: string;
@@ -140,16 +143,18 @@ export async function runReplay(opts: ReplayOptions): Promise<{ rows: ReplayRow[
     rows.push({ sample: sample.name, step: 1, expected: expectedText, actual: describeExpect(actual), ok: expectedText === describeExpect(actual) });
   }
 
-  const queue = [...samples];
+  async function replaySample(s: Sample): Promise<void> {
+    if (s.document) {
+      if (opts.adminToken) await pushDocument(s);
+      else rows.push({ sample: s.name, step: 1, expected: 'document', actual: 'skipped: needs --admin-token', ok: true });
+    } else for (const [i, step] of s.steps.entries()) await deliver(s, step, i);
+    done++;
+    if (samples.length > 5 && (done % 5 === 0 || done === samples.length)) opts.out(`progress: ${done}/${samples.length} samples`);
+  }
+
+  const queue = entityChains(samples);
   async function worker(): Promise<void> {
-    for (let s = queue.shift(); s; s = queue.shift()) {
-      if (s.document) {
-        if (opts.adminToken) await pushDocument(s);
-        else rows.push({ sample: s.name, step: 1, expected: 'document', actual: 'skipped: needs --admin-token', ok: true });
-      } else for (const [i, step] of s.steps.entries()) await deliver(s, step, i);
-      done++;
-      if (samples.length > 5 && (done % 5 === 0 || done === samples.length)) opts.out(`progress: ${done}/${samples.length} samples`);
-    }
+    for (let chain = queue.shift(); chain; chain = queue.shift()) for (const s of chain) await replaySample(s);
   }
   await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 4) }, worker));
 

@@ -13,6 +13,7 @@ import type { AppDeps } from '../http/app.ts';
 import { createInbox, type Inbox } from '../inbox/inbox.ts';
 import type { Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics/metrics.ts';
+import { registerAdapterOperationalMetrics } from '../metrics/operations.ts';
 import { ADAPTER_MIGRATIONS } from '../paths.ts';
 import { createProcessor, createProcessorAdminRouter } from '../processor/index.ts';
 import { createDocumentEventSink, createPusher, createPusherAdminRouter } from '../pusher/index.ts';
@@ -70,7 +71,8 @@ interface Credentials {
   serviceUrl: string;
 }
 
-function buildEmr(opts: StartAdapterOptions, fhirAuth: FhirAuthSettings, fhirBaseUrl: string | undefined, clock: Clock, status: DependencyStatus): EmrPort {
+function buildEmr(opts: StartAdapterOptions, fhirAuth: FhirAuthSettings, fhirBaseUrl: string | undefined, parts: { clock: Clock; status: DependencyStatus; metrics: Metrics }): EmrPort {
+  const { clock, status, metrics } = parts;
   const { config, logger } = opts;
   const emr =
     opts.emr ??
@@ -84,6 +86,7 @@ function buildEmr(opts: StartAdapterOptions, fhirAuth: FhirAuthSettings, fhirBas
       maxContentBytes: config.fhir.maxContentBytes,
       clock,
       logger: logger.child({ component: 'emr' }),
+      metrics,
     });
   return observed(emr, 'emr', status);
 }
@@ -154,15 +157,15 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     const adminToken = bundled?.adminToken ?? config.adminToken!;
     const fhirBaseUrl = config.fhir.baseUrl ?? bundled?.fhirBaseUrl;
     const status = createDependencyStatus({ clock, logger });
+    const metrics = createMetrics({ defaultMetrics: true });
 
-    const emr = buildEmr(opts, fhirAuth, fhirBaseUrl, clock, status);
+    const emr = buildEmr(opts, fhirAuth, fhirBaseUrl, { clock, status, metrics });
     undo.push(() => emr.close());
     const emrWatch: EmrWatch = await checkEmrAtStart(emr, logger.child({ component: 'emr' }));
     undo.push(() => emrWatch.stop());
 
     const db = openDatabase({ path: config.databasePath, migrationsDir: ADAPTER_MIGRATIONS });
     undo.push(() => db.close());
-    const metrics = createMetrics({ defaultMetrics: true });
     const inbox = createInbox({ db, clock, logger });
     undo.push(() => inbox.close());
     const credentials: Credentials = {
@@ -183,7 +186,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
       await processor.stop();
       await pusher.stop();
     });
-    metrics.setInboxDepthSource(() => processor.depth());
+    registerAdapterOperationalMetrics({ metrics, db, clock, status, outbox: pusher.outbox, databaseWritable: () => inbox.isWritable() });
 
     let workersRunning = false;
     const appDeps = appDependencies(opts, { inbox, db, clock, metrics, status, credentials, fhirAuth, adminToken, workers, workersRunning: () => workersRunning });

@@ -8,7 +8,7 @@ import { toIso } from '../clock.ts';
 import { EVENT_TYPES, type AppointmentEventType } from '../contract/events.ts';
 import type { Db } from '../database/open.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import { readValidated } from '../http/json-body.ts';
+import { noFields, readControlBody } from './control-body.ts';
 import { newServiceId } from './documents.ts';
 import { appointmentEvent, appointmentSnapshot, patientCreatedEvent } from './events.ts';
 import { faultsSchema } from './faults.ts';
@@ -16,16 +16,17 @@ import { isHhMm, isValidTimeZone } from './quiet-hours.ts';
 import type { Simulator } from './simulator.ts';
 import type { Clinic, Person, SimAppointment } from './store.ts';
 
-const body = <T>(req: import('node:http').IncomingMessage, schema: ZodType<T>) => readValidated(req, schema, 1024 * 1024);
+const body = <T>(req: import('node:http').IncomingMessage, schema: ZodType<T>) => readControlBody(req, schema);
 
 const hhmm = z.string().refine(isHhMm, 'HH:MM');
-const clinicSchema = z.object({
+// Every body is a strict object, nested ones too: see ./control-body.ts.
+const clinicSchema = z.strictObject({
   timeZone: z.string().refine(isValidTimeZone, 'an IANA time zone').default('UTC'),
-  quietHours: z.object({ start: hhmm.default('21:00'), end: hhmm.default('08:00') }).default({ start: '21:00', end: '08:00' }),
-  autoSend: z.object({ lab_report: z.boolean().default(true), prescription: z.boolean().default(false) }).default({ lab_report: true, prescription: false }),
+  quietHours: z.strictObject({ start: hhmm.default('21:00'), end: hhmm.default('08:00') }).default({ start: '21:00', end: '08:00' }),
+  autoSend: z.strictObject({ lab_report: z.boolean().default(true), prescription: z.boolean().default(false) }).default({ lab_report: true, prescription: false }),
 });
-const personSchema = z.object({ serviceId: z.string().optional(), name: z.string().min(1).optional(), phone: z.string().min(1).optional() });
-const paymentSchema = z.object({
+const personSchema = z.strictObject({ serviceId: z.string().optional(), name: z.string().min(1).optional(), phone: z.string().min(1).optional() });
+const paymentSchema = z.strictObject({
   type: z.string().min(1).default('Unpaid'),
   amountPaid: z.number().default(0),
   balanceDue: z.number().default(50),
@@ -81,7 +82,7 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
     ctx.body = { clinicId: clinic.id, ...c };
   });
   router.post('/keys', async (ctx) => {
-    const b = await body(ctx.req, z.object({ clinicId: z.string(), mode: z.enum(['live', 'sandbox']).default('live') }));
+    const b = await body(ctx.req, z.strictObject({ clinicId: z.string(), mode: z.enum(['live', 'sandbox']).default('live') }));
     clinicOf(b.clinicId);
     const key = `${b.mode}_${randomBytes(16).toString('hex')}`;
     store.put('key', { id: key, clinicId: b.clinicId, mode: b.mode });
@@ -89,7 +90,7 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
     ctx.body = { key, mode: b.mode };
   });
   router.post('/subscriptions', async (ctx) => {
-    const b = await body(ctx.req, z.object({ clinicId: z.string(), url: z.url({ protocol: /^https?$/ }), eventTypes: z.array(z.enum(EVENT_TYPES)).min(1).default([...EVENT_TYPES]) }));
+    const b = await body(ctx.req, z.strictObject({ clinicId: z.string(), url: z.url({ protocol: /^https?$/ }), eventTypes: z.array(z.enum(EVENT_TYPES)).min(1).default([...EVENT_TYPES]) }));
     clinicOf(b.clinicId);
     const sub = { id: newServiceId('sub'), clinicId: b.clinicId, url: b.url, eventTypes: b.eventTypes, keyId: `key_${randomBytes(8).toString('hex')}`, secrets: [`whsec_${randomBytes(24).toString('base64url')}`], paused: false, consecutiveFailures: 0 };
     store.put('subscription', sub);
@@ -109,32 +110,35 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
     ctx.body = subscriptionState(ctx.params.id!);
   });
   router.post('/subscriptions/:id/resume', async (ctx) => {
+    await body(ctx.req, noFields);
     store.put('subscription', { ...subscriptionOf(ctx.params.id!), paused: false, consecutiveFailures: 0 });
     await sim.runDue();
     ctx.body = subscriptionState(ctx.params.id!);
   });
-  router.post('/subscriptions/:id/rotate-secret', (ctx) => {
+  router.post('/subscriptions/:id/rotate-secret', async (ctx) => {
+    await body(ctx.req, noFields);
     const s = subscriptionOf(ctx.params.id!);
     const secret = `whsec_${randomBytes(24).toString('base64url')}`;
     store.put('subscription', { ...s, secrets: [secret, ...s.secrets] });
     ctx.body = { signingSecret: secret, activeSecrets: s.secrets.length + 1 };
   });
-  router.post('/subscriptions/:id/retire-secrets', (ctx) => {
+  router.post('/subscriptions/:id/retire-secrets', async (ctx) => {
+    await body(ctx.req, noFields);
     const s = subscriptionOf(ctx.params.id!);
     store.put('subscription', { ...s, secrets: s.secrets.slice(0, 1) });
     ctx.body = { activeSecrets: 1 };
   });
 
   router.post('/patients', async (ctx) => {
-    const b = await body(ctx.req, personSchema.extend({ clinicId: z.string() }));
+    const b = await body(ctx.req, personSchema.omit({ serviceId: true }).extend({ clinicId: z.string() }));
     clinicOf(b.clinicId);
-    const p = person('patient', b.clinicId, { ...b, serviceId: undefined });
+    const p = person('patient', b.clinicId, b);
     ctx.status = 201;
     ctx.body = { serviceId: p.id, externalId: p.externalId, name: p.name, phone: p.phone };
   });
 
   router.post('/appointments', async (ctx) => {
-    const b = await body(ctx.req, z.object({ clinicId: z.string(), startsAt: iso.optional(), mode: z.string().min(1).default('Offline'), status: z.string().min(1).default('Approved'), notes: z.string().default(''), doctor: personSchema.optional(), patient: personSchema.optional(), location: personSchema.optional(), payment: paymentSchema.optional() }));
+    const b = await body(ctx.req, z.strictObject({ clinicId: z.string(), startsAt: iso.optional(), mode: z.string().min(1).default('Offline'), status: z.string().min(1).default('Approved'), notes: z.string().default(''), doctor: personSchema.optional(), patient: personSchema.optional(), location: personSchema.optional(), payment: paymentSchema.optional() }));
     clinicOf(b.clinicId);
     const a: SimAppointment = {
       id: newServiceId('apt'),
@@ -154,7 +158,7 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
     ctx.body = change(a, 'appointment.created');
   });
   router.post('/appointments/:id/reschedule', async (ctx) => {
-    const b = await body(ctx.req, z.object({ startsAt: iso.optional(), mode: z.string().min(1).optional(), location: personSchema.optional() }));
+    const b = await body(ctx.req, z.strictObject({ startsAt: iso.optional(), mode: z.string().min(1).optional(), location: personSchema.optional() }));
     const a = appointmentOf(ctx.params.id!);
     ctx.body = change(
       { ...a, ...(b.startsAt ? { startsAt: toIso(Date.parse(b.startsAt)) } : {}), ...(b.mode ? { mode: b.mode } : {}), ...(b.location ? { locationId: person('location', a.clinicId, b.location).id } : {}) },
@@ -162,7 +166,8 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
     );
   });
   const statusChange = (path: string, status: string, type: AppointmentEventType) =>
-    router.post(`/appointments/:id/${path}`, (ctx) => {
+    router.post(`/appointments/:id/${path}`, async (ctx) => {
+      await body(ctx.req, noFields);
       ctx.body = change({ ...appointmentOf(ctx.params.id!), status }, type);
     });
   statusChange('cancel', 'Cancelled', 'appointment.cancelled');
@@ -178,6 +183,7 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
   });
 
   router.post('/documents/:serviceId/release', async (ctx) => {
+    await body(ctx.req, noFields);
     const d = await sim.documents.release(ctx.params.serviceId!);
     await sim.runDue();
     ctx.body = { serviceId: d.id, externalId: d.externalId, status: d.status, statusReason: d.statusReason, releaseAfter: d.releaseAfter, sentAt: d.sentAt };
@@ -187,7 +193,7 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
     ctx.body = { now: toIso(clock.now()), offsetSeconds: clock.offsetMs() / 1000 };
   });
   router.post('/clock/advance', async (ctx) => {
-    const b = await body(ctx.req, z.object({ seconds: z.number().min(0).max(366 * 24 * 3600) }));
+    const b = await body(ctx.req, z.strictObject({ seconds: z.number().min(0).max(366 * 24 * 3600) }));
     await sim.advance(b.seconds * 1000);
     ctx.body = { now: toIso(clock.now()), offsetSeconds: clock.offsetMs() / 1000 };
   });

@@ -27,7 +27,7 @@ export interface Dispatcher {
   enqueue(event: { eventId: string; eventType: string; clinicId: string; appointment?: { serviceId: string } }): void;
   /** Makes every attempt due now; returns how many it made. */
   runDue(): Promise<number>;
-  /** The earliest time a queued delivery falls due, if any. */
+  /** The earliest time a queued delivery that can go (first of its appointment) falls due, if any. */
   nextDueAt(): number | undefined;
   queued(subscriptionId: string): number;
 }
@@ -41,12 +41,14 @@ export function createDispatcher(deps: { db: Db; store: Store; clock: Clock; log
   // A paused subscription's queue waits for its resume: it is neither due nor next, so it cannot crowd out the
   // other subscriptions' deliveries, nor stop a jump of the clock from firing theirs each on time.
   const active = "subscription_id NOT IN (SELECT id FROM records WHERE kind = 'subscription' AND json_extract(data, '$.paused'))";
+  // Only the first queued delivery of an appointment can go; the ones behind it wait for it, whatever their time.
+  const canGo = `d.state = 'queued' AND d.${active}
+      AND d.id = (SELECT min(x.id) FROM deliveries x WHERE x.state = 'queued' AND x.subscription_id = d.subscription_id AND x.order_key = d.order_key)`;
   const due = db.prepare(`
     SELECT d.id, d.subscription_id, d.event_id, d.event_type, d.body, d.attempts FROM deliveries d
-    WHERE d.state = 'queued' AND d.next_attempt_at <= ? AND d.${active}
-      AND d.id = (SELECT min(x.id) FROM deliveries x WHERE x.state = 'queued' AND x.subscription_id = d.subscription_id AND x.order_key = d.order_key)
+    WHERE d.next_attempt_at <= ? AND ${canGo}
     ORDER BY d.next_attempt_at, d.id LIMIT 256`);
-  const nextDue = db.prepare(`SELECT min(next_attempt_at) FROM deliveries WHERE state = 'queued' AND ${active}`).pluck();
+  const nextDue = db.prepare(`SELECT min(d.next_attempt_at) FROM deliveries d WHERE ${canGo}`).pluck();
   const queued = db.prepare("SELECT count(*) FROM deliveries WHERE state = 'queued' AND subscription_id = ?").pluck();
   const settle = db.prepare('UPDATE deliveries SET state = ?, attempts = ? WHERE id = ?');
   const retry = db.prepare('UPDATE deliveries SET attempts = ?, next_attempt_at = ? WHERE id = ?');

@@ -2,13 +2,14 @@
 // them, which is what a tester expects of a switch.
 import { z } from 'zod';
 
-export const faultsSchema = z.object({
+// Strict at every level: a misspelt fault answers 400 naming it rather than looking switched on.
+export const faultsSchema = z.strictObject({
   /** Every event is queued twice for each subscriber (the interface's at-least-once). */
   duplicateDeliveries: z.boolean().optional(),
   /** New deliveries are spread over a random delay, so different appointments overtake each other. */
   outOfOrder: z.boolean().optional(),
   messaging: z
-    .object({
+    .strictObject({
       /** Delivery to the patient fails with this reason (FAILED, document.failed). */
       failReason: z.string().min(1).optional(),
       /** Delivery to the patient takes this long (ms of real time). */
@@ -16,7 +17,7 @@ export const faultsSchema = z.object({
     })
     .optional(),
   integration: z
-    .object({
+    .strictObject({
       /** The next `count` integration API requests answer this status (500, 502, 503 or 429). */
       status: z.union([z.literal(500), z.literal(502), z.literal(503), z.literal(429)]).optional(),
       count: z.number().int().min(1).max(10_000).default(1),

@@ -79,7 +79,10 @@ export function createIntegrationRouter(deps: IntegrationDeps): Router {
     if (body.patientPhone && body.patientName) {
       const byPhone = people.find((p) => p.phone === body.patientPhone);
       if (byPhone) return byPhone.id;
-      const created: Person = { id: newServiceId('pat'), clinicId: key.clinicId, externalId: null, name: body.patientName, phone: body.patientPhone };
+      // A patientExternalId the service has not seen names the caller's record of this new patient: it is
+      // kept as its externalId (so its patient.created carries it), as a claim's mapping would be.
+      const externalId = body.patientExternalId ?? null;
+      const created: Person = { id: newServiceId('pat'), clinicId: key.clinicId, externalId, name: body.patientName, phone: body.patientPhone };
       store.put('patient', created);
       deps.onPatientCreated(created);
       return created.id;

@@ -1,7 +1,8 @@
 // createSimulator: the bundled service simulator built without listening (tests drive `app` through
 // supertest). It owns its SQLite state, its clock (real time plus an offset that only grows, persisted),
 // the webhook dispatcher, the document flow and the faults. runDue() fires what is due now; advance()
-// moves the clock and fires everything that falls due on the way, each at its own simulated time.
+// moves the clock and fires everything that falls due on the way, each at its own simulated time; the two
+// take turns, so the clock never moves while an attempt is in flight.
 import Koa from 'koa';
 import { createOffsetClock, type OffsetClock } from '../clock.ts';
 import { openDatabase, type Db } from '../database/open.ts';
@@ -55,18 +56,46 @@ export function createSimulator(opts: SimulatorOptions): Simulator {
   const emit = (event: Parameters<Dispatcher['enqueue']>[0]) => dispatcher.enqueue(event);
   const documents = createDocumentFlow({ db, store, clock, faults: () => faults, emit });
 
-  let running: Promise<void> = Promise.resolve();
-  async function runDue(): Promise<void> {
-    // One pass at a time: the loop and a control call must not make the same attempt twice.
-    const pass = running.then(async () => {
-      await documents.releaseDue();
-      while ((await dispatcher.runDue()) > 0) {
-        // Deliveries freed by a success (the next of an appointment) go out in the same pass.
-      }
-    });
-    running = pass.catch(() => undefined);
-    return pass;
+  // Passes and moves of the clock take turns. An attempt is signed when its pass makes it and is received
+  // after; were the clock moved in between, the receiver would see a stale timestamp. Which attempts are in
+  // flight cannot be read from the queue (a subscription that pauses mid-pass hides its rows), so the clock
+  // only ever moves between passes, never during one.
+  let turn: Promise<unknown> = Promise.resolve();
+  function exclusively<T>(work: () => Promise<T>): Promise<T> {
+    const mine = turn.then(work);
+    turn = mine.catch(() => undefined);
+    return mine;
   }
+
+  async function pass(): Promise<void> {
+    await documents.releaseDue();
+    while ((await dispatcher.runDue()) > 0) {
+      // Deliveries freed by a success (the next of an appointment) go out in the same pass.
+    }
+  }
+
+  // The clock stands still while what falls due on the way fires, each at its own simulated time, and the
+  // offset grows by exactly `ms` however long the firing takes. Runs as one turn: nothing else fires meanwhile.
+  async function moveClock(ms: number): Promise<void> {
+    const nextDue = () => Math.min(dispatcher.nextDueAt() ?? Infinity, documents.nextReleaseAt() ?? Infinity);
+    clock.hold();
+    try {
+      const target = clock.now() + ms;
+      for (let next = nextDue(); next <= target; next = nextDue()) {
+        if (next > clock.now()) clock.advance(next - clock.now());
+        await pass();
+        // Still due now: an event that came in during the pass. It goes with the final pass; looping could spin.
+        if (nextDue() <= clock.now()) break;
+      }
+      if (target > clock.now()) clock.advance(target - clock.now());
+    } finally {
+      clock.release();
+    }
+    store.setMeta('clock_offset_ms', String(clock.offsetMs()));
+    await pass();
+  }
+
+  const runDue = () => exclusively(pass);
 
   const sim: Simulator = {
     app: new Koa(),
@@ -77,28 +106,7 @@ export function createSimulator(opts: SimulatorOptions): Simulator {
     documents,
     emit,
     runDue,
-    async advance(ms) {
-      // The clock stands still while what falls due on the way fires, each at its own simulated time, and
-      // the offset grows by exactly `ms` however long the firing takes.
-      const nextDue = () => Math.min(dispatcher.nextDueAt() ?? Infinity, documents.nextReleaseAt() ?? Infinity);
-      clock.hold();
-      try {
-        const target = clock.now() + ms;
-        for (;;) {
-          const next = nextDue();
-          if (next > target) break;
-          if (next > clock.now()) clock.advance(next - clock.now());
-          await runDue();
-          // What is still due after a pass cannot fire now (a delivery still in flight): go on to the target.
-          if (nextDue() <= clock.now()) break;
-        }
-        if (target > clock.now()) clock.advance(target - clock.now());
-      } finally {
-        clock.release();
-      }
-      store.setMeta('clock_offset_ms', String(clock.offsetMs()));
-      await runDue();
-    },
+    advance: (ms) => exclusively(() => moveClock(ms)),
     getFaults: () => faults,
     setFaults(f) {
       faults = f;
@@ -111,7 +119,7 @@ export function createSimulator(opts: SimulatorOptions): Simulator {
     },
     async stop() {
       if (timer) clearInterval(timer);
-      await running;
+      await turn;
       await files.close();
       db.close();
     },

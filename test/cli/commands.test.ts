@@ -1,5 +1,5 @@
-// The CLI against a running adapter: push a document, list and show documents, list dead letters; and
-// how it fails: unknown commands, bad settings named, a missing admin token.
+// The CLI against a running adapter: push a document, list and show documents, list (a page at a time)
+// and dismiss dead letters; and how it fails: unknown commands, bad settings named, a missing admin token.
 import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts'
 import { runCli } from '../support/cli.ts';
 import { PDF } from '../support/simulator-fixture.ts';
 import { waitFor } from '../support/wait.ts';
+import { signedWebhook } from '../support/webhooks.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-cli-'));
 let adapter: RunningAdapter;
@@ -44,6 +45,39 @@ describe('emr-bridge CLI', () => {
     expect(res.code).toBe(0);
     expect(JSON.parse(res.out)).toHaveProperty('events');
   }, 20_000);
+
+  it('lists dead letters a page at a time by type, dismisses one with a reason, and lists it only as dismissed', async () => {
+    for (const eventId of ['cli-dead-1', 'cli-dead-2']) {
+      const hook = signedWebhook(Date.now(), { body: { eventId, eventType: 'invoice.created' }, keyId: adapter.keyId, secrets: adapter.signingSecrets });
+      expect((await fetch(adapter.webhookUrl, { method: 'POST', headers: hook.headers, body: hook.body })).status).toBe(200);
+    }
+    const listed = async (...flags: string[]) => {
+      const res = await cli(['dead-letters', 'list', '--type', 'invoice.created', ...flags, ...admin()]);
+      expect(res.code, res.out).toBe(0);
+      return JSON.parse(res.out) as { events: { eventId: string }[]; nextCursor: string | null };
+    };
+    const deadNow = async () => (await (await fetch(`${adapter.url}/admin/dead-letters?type=invoice.created`, { headers: { authorization: `Bearer ${adapter.adminToken}` } })).json()) as { events: unknown[] };
+    await waitFor(async () => (await deadNow()).events.length === 2);
+    const first = await listed('--limit', '1');
+    expect(first.events.map((e) => e.eventId)).toEqual(['cli-dead-1']);
+    const second = await listed('--limit', '1', '--cursor', first.nextCursor!);
+    expect(second).toMatchObject({ events: [{ eventId: 'cli-dead-2' }], nextCursor: null });
+
+    const dismissed = await cli(['dead-letters', 'dismiss', 'cli-dead-1', '--reason', 'a test event, not the clinic\'s', ...admin()]);
+    expect(dismissed.code, dismissed.out).toBe(0);
+    expect(JSON.parse(dismissed.out).dismissed).toMatchObject({ eventId: 'cli-dead-1', state: 'dismissed', dismissal: { by: 'admin' } });
+    expect((await listed()).events.map((e) => e.eventId)).toEqual(['cli-dead-2']);
+    expect((await listed('--state', 'dismissed')).events.map((e) => e.eventId)).toEqual(['cli-dead-1']);
+  }, 60_000);
+
+  it('needs a reason to dismiss, and names a bad list parameter', async () => {
+    const noReason = await cli(['dead-letters', 'dismiss', 'cli-dead-x', ...admin()]);
+    expect(noReason.code).toBe(2);
+    expect(noReason.out).toContain('--reason');
+    const badLimit = await cli(['documents', 'list', '--limit', '0', ...admin()]);
+    expect(badLimit.code).toBe(1);
+    expect(badLimit.out).toContain('invalid_request: limit');
+  }, 30_000);
 
   it('refuses a rejected document with its reason and a non-zero exit', async () => {
     const file = join(dir, 'image.gif');

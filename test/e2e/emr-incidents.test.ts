@@ -37,7 +37,7 @@ async function workForTheEmr(st: Stack) {
 }
 
 async function expectNothingParkedOrFailed(st: Stack) {
-  expect((await st.admin<{ events: unknown[]; mappings: unknown[] }>('GET', '/dead-letters')).body).toEqual({ events: [], mappings: [] });
+  expect((await st.admin<{ events: unknown[]; mappings: unknown[] }>('GET', '/dead-letters')).body).toMatchObject({ events: [], mappings: [] });
   const docs = (await st.admin<{ documents: { status: string }[] }>('GET', '/documents')).body.documents;
   expect(docs.filter((d) => d.status === 'FAILED' || d.status === 'REJECTED')).toEqual([]);
 }

@@ -1,6 +1,8 @@
 // The FHIR EmrPort against the real bundled FHIR server: one record per serviceId however often (or
-// concurrently) it is claimed, status mapping with unknown values kept, snapshots applied, documents
-// found by type and watermark, outcomes recorded once, and the retryable/permanent split of failures.
+// concurrently) it is claimed, the EMR's own patient found by the service's externalId, snapshots applied
+// to the Patients it made and never to the EMR's own (differences counted), status mapping with unknown
+// values kept, documents found by type and watermark, outcomes recorded once, and the retryable/permanent
+// split of failures.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
 import { createFhirHttp } from '../../src/emr/fhir/http.ts';
@@ -9,12 +11,14 @@ import type { AppointmentInput, EmrPort } from '../../src/emr/port.ts';
 import { AppError } from '../../src/errors.ts';
 import { startFhirServer, type RunningFhirServer } from '../../src/fhir-server/server.ts';
 import { silentLogger } from '../../src/logger.ts';
+import { createMetrics } from '../../src/metrics/metrics.ts';
 
 const SYSTEM = 'urn:emr-bridge:service';
 let fhir: RunningFhirServer;
 let emr: EmrPort;
 
-const emrFor = (baseUrl: string, timeoutMs = 5_000) =>
+const metrics = createMetrics();
+const emrFor = (baseUrl: string, timeoutMs = 5_000, withMetrics = false) =>
   createFhirEmr({
     baseUrl,
     identifierSystem: SYSTEM,
@@ -25,11 +29,12 @@ const emrFor = (baseUrl: string, timeoutMs = 5_000) =>
     maxContentBytes: 1024 * 1024,
     clock: createManualClock(),
     logger: silentLogger(),
+    ...(withMetrics ? { metrics } : {}),
   });
 
 beforeAll(async () => {
   fhir = await startFhirServer({ logger: silentLogger() });
-  emr = emrFor(fhir.baseUrl);
+  emr = emrFor(fhir.baseUrl, 5_000, true);
 });
 afterAll(async () => {
   await emr.close();
@@ -74,24 +79,57 @@ describe('createFhirEmr', () => {
     expect(updated.identifier[0]!.value).toBe('pat_concurrent');
   });
 
-  it("links a patient the EMR already had, and applies a newer snapshot without dropping what the EMR holds", async () => {
+  it("links a patient the EMR already had, and never changes its name, birth date or phone from a snapshot", async () => {
     const mrn = { system: 'urn:hospital:mrn', value: 'MRN-1' };
     const created = await fetch(`${fhir.baseUrl}/Patient`, { method: 'POST', headers: { 'content-type': 'application/fhir+json' }, body: JSON.stringify({ resourceType: 'Patient', identifier: [mrn], birthDate: '1980-05-05', name: [{ given: ['Ada'], family: 'Example' }], telecom: [{ system: 'email', value: 'ada@example.org' }, { system: 'phone', value: '+15550000100' }] }) });
     const { id } = (await created.json()) as { id: string };
-    type P = { meta: { versionId: string }; birthDate: string; name: { text?: string }[]; identifier: { system: string; value: string }[]; telecom: { system: string; value: string }[] };
+    type P = { meta: { versionId: string }; birthDate: string; name: { text?: string; given?: string[] }[]; identifier: { system: string; value: string }[]; telecom: { system: string; value: string }[] };
     await emr.linkPatient(id, 'pat_linked');
     await emr.linkPatient(id, 'pat_linked');
     const linked = await get<P>(`Patient/${id}`);
     expect(linked.identifier).toEqual([mrn, { system: SYSTEM, value: 'pat_linked' }]);
     expect((await emr.ensurePatient({ serviceId: 'pat_linked', name: 'Ada Example', phone: '+15550000100' })).id).toBe(id);
-    // The same name and phone as the EMR has: nothing to write.
-    await emr.updatePatient(id, { serviceId: 'pat_linked', name: 'Ada Example', phone: '+15550000100' });
+    // The same name and phone as the EMR has: nothing to write, nothing differs.
+    expect(await emr.updatePatient(id, { serviceId: 'pat_linked', name: 'Ada Example', phone: '+15550000100' })).toEqual({ differences: [] });
     expect((await get<P>(`Patient/${id}`)).meta.versionId).toBe(linked.meta.versionId);
-    await emr.updatePatient(id, { serviceId: 'pat_linked', name: 'Ada Renamed', phone: '+15550000200' });
+    // Another name and phone: reported, and the EMR's record stays exactly as it was.
+    expect(await emr.updatePatient(id, { serviceId: 'pat_linked', name: 'Ada Renamed', phone: '+15550000200' })).toEqual({ differences: ['name', 'phone'] });
+    const after = await get<P>(`Patient/${id}`);
+    expect(after.meta.versionId).toBe(linked.meta.versionId);
+    expect(after).toMatchObject({ birthDate: '1980-05-05', name: [{ given: ['Ada'] }], telecom: linked.telecom });
+    const counted = await metrics.registry.getSingleMetricAsString('emr_bridge_patient_snapshot_differences_total');
+    expect(counted).toMatch(/\{field="name"\} 1/);
+    expect(counted).toMatch(/\{field="phone"\} 1/);
+  });
+
+  it('applies a newer snapshot to a patient it created, keeping what the EMR added to it', async () => {
+    const { id } = await emr.ensurePatient({ serviceId: 'pat_own', name: 'Own Patient', phone: '+15550000300' });
+    type P = { birthDate?: string; name: { text?: string }[]; extension?: { url: string }[]; telecom: { value: string }[] };
+    const made = await get<P & Record<string, unknown>>(`Patient/${id}`);
+    // A clerk adds a birth date (a read-modify-write, as an EMR would).
+    await fetch(`${fhir.baseUrl}/Patient/${id}`, { method: 'PUT', headers: { 'content-type': 'application/fhir+json' }, body: JSON.stringify({ ...made, birthDate: '1990-01-01' }) });
+    expect(await emr.updatePatient(id, { serviceId: 'pat_own', name: 'Own Renamed', phone: '+15550000301' })).toEqual({ differences: [] });
     const updated = await get<P>(`Patient/${id}`);
-    expect(updated).toMatchObject({ birthDate: '1980-05-05', name: [{ text: 'Ada Renamed' }] });
-    expect(updated.identifier).toContainEqual(mrn);
-    expect(updated.telecom).toEqual([{ system: 'phone', value: '+15550000200', use: 'mobile' }, { system: 'email', value: 'ada@example.org' }]);
+    expect(updated).toMatchObject({ birthDate: '1990-01-01', name: [{ text: 'Own Renamed' }] });
+    expect(updated.telecom[0]!.value).toBe('+15550000301');
+    expect(updated.extension?.map((e) => e.url)).toContain('https://emr-bridge.dev/fhir/StructureDefinition/record-origin');
+  });
+
+  it("finds the EMR's own patient by the service's externalId, and claims a new one only when that id cannot be this patient", async () => {
+    const post = async (body: Record<string, unknown>) =>
+      ((await (await fetch(`${fhir.baseUrl}/Patient`, { method: 'POST', headers: { 'content-type': 'application/fhir+json' }, body: JSON.stringify({ resourceType: 'Patient', ...body }) })).json()) as { id: string }).id;
+    const own = await post({ name: [{ text: 'Clerk Made' }], telecom: [{ system: 'phone', value: '+15550000400' }] });
+    const adopted = await emr.ensurePatient({ serviceId: 'pat_by_ext', externalId: own, name: 'Clerk Made', phone: '+15550000400' });
+    expect(adopted).toEqual({ id: own, created: false });
+    expect((await get<{ identifier: { value: string }[] }>(`Patient/${own}`)).identifier).toEqual([{ system: SYSTEM, value: 'pat_by_ext' }]);
+    expect(await emr.ensurePatient({ serviceId: 'pat_by_ext', externalId: own, name: 'Clerk Made', phone: '+15550000400' })).toEqual({ id: own, created: false });
+    // Already standing for another service patient: never merged; a record of its own is claimed.
+    const taken = await emr.ensurePatient({ serviceId: 'pat_other', externalId: own, name: 'Someone Else', phone: '+15550000400' });
+    expect(taken.created).toBe(true);
+    expect(taken.id).not.toBe(own);
+    // No such record in the EMR: claimed as usual.
+    expect((await emr.ensurePatient({ serviceId: 'pat_gone', externalId: 'no-such-patient', name: 'Gone', phone: '+15550000401' })).created).toBe(true);
+    expect((await get<{ total: number }>(`Patient?identifier=${SYSTEM}|pat_by_ext`)).total).toBe(1);
   });
 
   it('maps appointment statuses and keeps an unknown one in an extension', async () => {

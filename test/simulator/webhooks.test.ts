@@ -81,6 +81,24 @@ describe('webhook delivery', () => {
     expect(forA()).toEqual(['appointment.created', 'appointment.created', 'appointment.cancelled']);
   });
 
+  it("retries an appointment's first event on each rung of one long jump while its next event waits behind it", async () => {
+    f = await simulatorFixture({ eventTypes: ['appointment.created', 'appointment.cancelled'] });
+    let failures = 3;
+    f.subscriber.setAnswer(() => (failures-- > 0 ? 500 : 200));
+    const t0s = Math.floor(f.clock.now() / 1000);
+    const a = await createAppointment(f);
+    await f.http().post(`/_sim/appointments/${a.serviceId}/cancel`);
+    await f.sim.runDue();
+    await advance(f, 3600);
+    expect(f.subscriber.received.map((r) => `${String(r.json.eventType)} at +${Number(r.headers['x-service-timestamp']) - t0s} s`)).toEqual([
+      'appointment.created at +0 s',
+      'appointment.created at +30 s',
+      'appointment.created at +150 s',
+      'appointment.created at +750 s',
+      'appointment.cancelled at +750 s',
+    ]);
+  });
+
   it('pauses after 50 consecutive failed attempts, keeps queueing, and drains in order on resume', async () => {
     f = await simulatorFixture({ eventTypes: ['patient.created'] });
     f.subscriber.setAnswer(() => 503);

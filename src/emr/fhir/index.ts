@@ -1,16 +1,21 @@
 // The FHIR R4 implementation of the EmrPort. Records are claimed by identifier=<FHIR_IDENTIFIER_SYSTEM>|
 // <serviceId>: with conditional create where the server declares it (a repeated claim after a crash finds
 // the first record), by search-then-create where it does not (the caller's per-entity lock keeps that to
-// one record). Every call signs in as FHIR_AUTH says (./auth).
+// one record). A patient the service knows by an EMR id (its externalId) is that EMR record, marked, not a
+// new one; a Patient the adapter creates carries the record-origin mark, and only such a record takes the
+// service's name and phone (./mapping.ts). Every call signs in as FHIR_AUTH says (./auth).
 import type { Bundle, Patient, Resource } from '@medplum/fhirtypes';
+import { Counter } from 'prom-client';
 import type { Clock } from '../../clock.ts';
 import type { Logger } from '../../logger.ts';
-import type { EmrPort, EmrRecord } from '../port.ts';
+import type { Metrics } from '../../metrics/metrics.ts';
+import { EmrError } from '../errors.ts';
+import type { EmrPort, EmrRecord, PatientClaim } from '../port.ts';
 import type { FhirAuthSettings } from './auth/index.ts';
 import { createCapabilityCheck } from './capabilities.ts';
 import { listDocumentsChangedSince, recordDocumentOutcome } from './documents.ts';
 import { createFhirHttp, type FhirHttp } from './http.ts';
-import { appointmentResource, isKnownStatus, locationResource, mergePatient, patientResource, practitionerResource, withServiceIdentifier } from './mapping.ts';
+import { appointmentResource, isKnownStatus, locationResource, mergePatient, patientResource, practitionerResource, serviceIdsOf, withServiceIdentifier } from './mapping.ts';
 
 export interface FhirEmrOptions {
   baseUrl: string;
@@ -23,6 +28,8 @@ export interface FhirEmrOptions {
   maxContentBytes: number;
   clock: Clock;
   logger: Logger;
+  /** Where emr_bridge_patient_snapshot_differences_total is registered; unset: counted nowhere. */
+  metrics?: Pick<Metrics, 'registry'>;
 }
 
 export interface FhirEmr extends EmrPort {
@@ -51,21 +58,70 @@ export function createFhirEmr(opts: FhirEmrOptions): FhirEmr {
     return { id: (await http.call<{ id: string }>('POST', resource.resourceType, resource)).body.id, created: true };
   }
 
+  const differences = new Counter({
+    name: 'emr_bridge_patient_snapshot_differences_total',
+    help: "Service patient snapshots that differ from a patient record the EMR owns (left as the EMR has it), by field.",
+    labelNames: ['field'] as const,
+    registers: opts.metrics ? [opts.metrics.registry] : [],
+  });
+
+  const patientPath = (id: string) => `Patient/${encodeURIComponent(id)}`;
+
+  /**
+   * The EMR's own patient the service knows by its id (externalId), marked with the service's id; undefined
+   * when there is no such record, or it already stands for another service patient (never merged here).
+   */
+  async function adoptPatient(id: string, serviceId: string): Promise<string | undefined> {
+    const log = opts.logger.child({ patientServiceId: serviceId, emrPatientId: id });
+    let record: Patient;
+    try {
+      record = (await http.call<Patient>('GET', patientPath(id))).body;
+    } catch (err) {
+      if (!(err instanceof EmrError) || err.code !== 'emr_rejected') throw err;
+      log.warn({ alert: true, httpStatus: err.httpStatus }, "the service's externalId for this patient names no EMR patient; a new one is claimed");
+      return undefined;
+    }
+    const others = serviceIdsOf(record, system).filter((s) => s !== serviceId);
+    if (others.length > 0) {
+      log.warn({ alert: true, otherServiceIds: others }, "the service's externalId for this patient names an EMR patient that stands for another service patient; a new one is claimed");
+      return undefined;
+    }
+    const linked = withServiceIdentifier(record, system, serviceId);
+    if (linked) await http.call('PUT', patientPath(id), linked);
+    return id;
+  }
+
+  async function ensurePatient(p: PatientClaim): Promise<EmrRecord> {
+    const { externalId, ...input } = p;
+    if (externalId) {
+      const found = await findByServiceId('Patient', p.serviceId);
+      if (found) return { id: found, created: false };
+      const adopted = await adoptPatient(externalId, p.serviceId);
+      if (adopted) return { id: adopted, created: false };
+    }
+    return ensure(patientResource(system, input), p.serviceId);
+  }
+
   const warnUnknownStatus = (serviceId: string, status: string) => {
     if (!isKnownStatus(status)) opts.logger.warn({ serviceId, status }, 'unknown appointment status kept as an extension');
   };
 
   return {
     http,
-    ensurePatient: (p) => ensure(patientResource(system, p), p.serviceId),
+    ensurePatient,
     async updatePatient(id, p) {
       // Read, change name and phone, write back: a PUT of a fresh resource would drop what the EMR holds.
-      const path = `Patient/${encodeURIComponent(id)}`;
+      const path = patientPath(id);
       const merged = mergePatient((await http.call<Patient>('GET', path)).body, system, p);
-      if (merged) await http.call('PUT', path, { ...merged, id });
+      if (merged.next) await http.call('PUT', path, { ...merged.next, id });
+      if (merged.differences.length > 0) {
+        for (const field of merged.differences) differences.inc({ field });
+        opts.logger.info({ patientServiceId: p.serviceId, emrPatientId: id, fields: merged.differences }, "the service's snapshot differs from a patient the EMR owns; the EMR's record is kept");
+      }
+      return { differences: merged.differences };
     },
     async linkPatient(id, serviceId) {
-      const path = `Patient/${encodeURIComponent(id)}`;
+      const path = patientPath(id);
       const linked = withServiceIdentifier((await http.call<Patient>('GET', path)).body, system, serviceId);
       if (linked) await http.call('PUT', path, linked);
     },

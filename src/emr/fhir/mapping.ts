@@ -2,9 +2,16 @@
 // Every record carries identifier {system: FHIR_IDENTIFIER_SYSTEM, value: serviceId}; what FHIR has no
 // element for (mode, token, payment, the service's raw status) goes in extensions under EXT.
 import type { Appointment as FhirAppointment, Extension, Location, Patient, Practitioner } from '@medplum/fhirtypes';
-import type { AppointmentInput, LocationInput, PatientInput, PractitionerInput } from '../port.ts';
+import type { AppointmentInput, LocationInput, PatientField, PatientInput, PractitionerInput } from '../port.ts';
 
 export const EXT = 'https://emr-bridge.dev/fhir/StructureDefinition';
+
+/**
+ * The mark of a Patient the adapter created from the service's record (and so may keep in step with the
+ * service). Kept in the record itself, so it outlives the adapter's database; a record without it is the
+ * EMR's, whose name, birth date and phone a service snapshot never changes.
+ */
+export const RECORD_ORIGIN = { url: `${EXT}/record-origin`, valueCode: 'emr-bridge' } as const;
 
 /** Service appointment status → FHIR Appointment.status. */
 export const APPOINTMENT_STATUS: Record<string, FhirAppointment['status']> = {
@@ -22,11 +29,20 @@ const identifier = (system: string, serviceId: string) => [{ system, value: serv
 export function patientResource(system: string, p: PatientInput): Patient {
   return {
     resourceType: 'Patient',
+    extension: [{ ...RECORD_ORIGIN }],
     identifier: identifier(system, p.serviceId),
     name: [{ text: p.name }],
     telecom: p.phone ? [{ system: 'phone', value: p.phone, use: 'mobile' }] : [],
   };
 }
+
+/** Whether the adapter created this record (it carries the record-origin mark). */
+export const madeByAdapter = (p: Patient): boolean =>
+  (p.extension ?? []).some((e) => e.url === RECORD_ORIGIN.url && e.valueCode === RECORD_ORIGIN.valueCode);
+
+/** The service's ids a record carries under the identifier system. */
+export const serviceIdsOf = (p: Patient, system: string): string[] =>
+  (p.identifier ?? []).filter((i) => i.system === system && i.value).map((i) => i.value!);
 
 const displayName = (p: Patient): string | undefined => {
   const n = p.name?.[0];
@@ -40,13 +56,24 @@ export function withServiceIdentifier<R extends Patient>(record: R, system: stri
   return { ...record, identifier: [...identifiers, { system, value: serviceId }] };
 }
 
+/** The snapshot's fields that a record holds otherwise (the name shown, a phone among its phones). */
+export function patientDifferences(existing: Patient, p: PatientInput): PatientField[] {
+  const fields: PatientField[] = [];
+  if (displayName(existing) !== p.name) fields.push('name');
+  if (p.phone && !existing.telecom?.some((t) => t.system === 'phone' && t.value === p.phone)) fields.push('phone');
+  return fields;
+}
+
 /**
- * A newer snapshot of a patient applied to the record the EMR has: the name and the mobile phone change,
- * everything else (other identifiers such as the MRN, birth date, address, other contacts) stays. Undefined
- * when nothing changes, so an unchanged patient costs no write.
+ * A newer snapshot of a patient applied to the record the EMR has. A record the adapter created takes the
+ * name and the mobile phone, everything else (other identifiers such as the MRN, birth date, address, other
+ * contacts) stays. A record the EMR owns only gains the service's identifier when it lacks it; the fields
+ * that differ are returned as differences. `next` is undefined when nothing is to be written, so an
+ * unchanged patient costs no write.
  */
-export function mergePatient(existing: Patient, system: string, p: PatientInput): Patient | undefined {
+export function mergePatient(existing: Patient, system: string, p: PatientInput): { next: Patient | undefined; differences: PatientField[] } {
   const identified = withServiceIdentifier(existing, system, p.serviceId);
+  if (!madeByAdapter(existing)) return { next: identified, differences: patientDifferences(existing, p) };
   let changed = identified !== undefined;
   const next: Patient = identified ?? { ...existing };
   if (displayName(existing) !== p.name) {
@@ -58,7 +85,7 @@ export function mergePatient(existing: Patient, system: string, p: PatientInput)
     next.telecom = [{ system: 'phone', value: p.phone, use: 'mobile' }, ...(existing.telecom ?? []).filter((t) => t !== phone)];
     changed = true;
   }
-  return changed ? next : undefined;
+  return { next: changed ? next : undefined, differences: [] };
 }
 
 export function practitionerResource(system: string, d: PractitionerInput): Practitioner {

@@ -1,13 +1,28 @@
-// An in-process EmrPort with the FHIR adapter's semantics (one record per serviceId, snapshots applied
-// whole, outcomes kept per document): for unit tests, benchmarks against "an in-process EMR", and as the
-// smallest example of what a fork for another EMR implements.
-import type { AppointmentInput, DocumentOutcome, EmrDocument, EmrPort, EmrRecord } from '../port.ts';
+// An in-process EmrPort with the FHIR adapter's semantics (one record per serviceId, a patient the service
+// knows by an EMR id adopted rather than made twice, snapshots applied whole to the records it made and
+// never to the EMR's own, outcomes kept per document): for unit tests, benchmarks against "an in-process
+// EMR", and as the smallest example of what a fork for another EMR implements.
+import type { AppointmentInput, DocumentOutcome, EmrDocument, EmrPort, EmrRecord, PatientClaim, PatientField, PatientInput } from '../port.ts';
 import { EmrError } from '../errors.ts';
 
 type Kind = 'patient' | 'practitioner' | 'location' | 'appointment';
 
+/** A record; `origin` 'adapter' when the adapter created it (only a patient's is looked at). */
+export interface MemoryRecord {
+  id: string;
+  data: unknown;
+  origin?: 'adapter' | 'emr';
+}
+
 export interface MemoryEmr extends EmrPort {
-  records: Record<Kind, Map<string, { id: string; data: unknown }>>;
+  /** By serviceId. */
+  records: Record<Kind, Map<string, MemoryRecord>>;
+  /** A patient the EMR made itself (a clerk's work), known to no service yet; returns its id. */
+  addEmrPatient(data: { name: string; phone?: string; birthDate?: string }): string;
+  /** Every patient record by its EMR id, linked to the service or not. */
+  patients(): MemoryRecord[];
+  /** Snapshot differences left unapplied on EMR-owned patients, as updatePatient reported them. */
+  differences: { serviceId: string; fields: PatientField[] }[];
   appointments(): (AppointmentInput & { id: string })[];
   outcomes: Map<string, DocumentOutcome[]>;
   documents: EmrDocument[];
@@ -22,6 +37,8 @@ export function createMemoryEmr(): MemoryEmr {
   let next = 1;
   const records: MemoryEmr['records'] = { patient: new Map(), practitioner: new Map(), location: new Map(), appointment: new Map() };
   const byId = new Map<string, AppointmentInput>();
+  const emrPatients = new Map<string, MemoryRecord>();
+  const patientById = (id: string) => [...records.patient.values()].find((r) => r.id === id) ?? emrPatients.get(id);
 
   const emr: MemoryEmr = {
     records,
@@ -30,18 +47,31 @@ export function createMemoryEmr(): MemoryEmr {
     down: false,
     failWith: undefined,
     calls: 0,
+    differences: [],
     appointments: () => [...records.appointment.values()].map((r) => ({ ...(byId.get(r.id) as AppointmentInput), id: r.id })),
-    ensurePatient: (p) => ensure('patient', p.serviceId, p),
+    addEmrPatient(data) {
+      const id = `emr-own-${next++}`;
+      emrPatients.set(id, { id, data, origin: 'emr' });
+      return id;
+    },
+    patients: () => [...new Map([...emrPatients.values(), ...records.patient.values()].map((r) => [r.id, r])).values()],
+    ensurePatient,
     async updatePatient(id, p) {
       gate();
-      const entry = [...records.patient.values()].find((r) => r.id === id);
+      const entry = patientById(id);
       if (!entry) throw new Error(`no patient ${id}`);
-      entry.data = p;
+      if (entry.origin === 'adapter') {
+        entry.data = p;
+        return { differences: [] };
+      }
+      const fields = differencesOf(entry.data as Partial<PatientInput>, p);
+      if (fields.length > 0) emr.differences.push({ serviceId: p.serviceId, fields });
+      return { differences: fields };
     },
     async linkPatient(id, serviceId) {
       gate();
       // A patient the EMR had before the service: it becomes known under the service's id as well.
-      const entry = [...records.patient.values()].find((r) => r.id === id) ?? { id, data: { serviceId } };
+      const entry = patientById(id) ?? { id, data: { serviceId }, origin: 'emr' as const };
       records.patient.set(serviceId, entry);
     },
     ensurePractitioner: (d) => ensure('practitioner', d.serviceId, d),
@@ -86,14 +116,33 @@ export function createMemoryEmr(): MemoryEmr {
     if (emr.down) throw new EmrError('emr_unavailable', 'the in-memory EMR is down');
   }
 
-  async function ensure(kind: Kind, serviceId: string, data: unknown): Promise<EmrRecord> {
+  async function ensure(kind: Kind, serviceId: string, data: unknown, origin?: MemoryRecord['origin']): Promise<EmrRecord> {
     gate();
     const found = records[kind].get(serviceId);
     if (found) return { id: found.id, created: false };
     const id = `${kind}-${next++}`;
-    records[kind].set(serviceId, { id, data });
+    records[kind].set(serviceId, { id, data, ...(origin ? { origin } : {}) });
     return { id, created: true };
   }
 
+  /** As the FHIR adapter: by serviceId; else the EMR's own record the externalId names, if no other service patient holds it; else new. */
+  async function ensurePatient({ externalId, ...p }: PatientClaim): Promise<EmrRecord> {
+    const adoptable = externalId && !records.patient.has(p.serviceId) ? patientById(externalId) : undefined;
+    const heldByAnother = adoptable && [...records.patient.entries()].some(([serviceId, r]) => r.id === adoptable.id && serviceId !== p.serviceId);
+    if (adoptable && !heldByAnother) {
+      gate();
+      records.patient.set(p.serviceId, adoptable);
+      return { id: adoptable.id, created: false };
+    }
+    return ensure('patient', p.serviceId, p, 'adapter');
+  }
+
   return emr;
+}
+
+function differencesOf(held: Partial<PatientInput>, p: PatientInput): PatientField[] {
+  const fields: PatientField[] = [];
+  if (held.name !== p.name) fields.push('name');
+  if (p.phone && held.phone !== p.phone) fields.push('phone');
+  return fields;
 }

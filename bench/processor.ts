@@ -1,33 +1,61 @@
 // Processor benchmark: events applied per second (2,000 appointment events over 200 appointments,
 // created then rescheduled and so on), against the in-process EMR port (the baseline: the processor's
-// own cost) and against the bundled FHIR server in another process (the real adapter path).
+// own cost) and against the bundled FHIR server in another process (the real adapter path), once without
+// sign-in (FHIR_AUTH none) and once with SMART Backend Services (FHIR_AUTH smart: a token fetched with a
+// signed assertion, then reused). The two FHIR variants alternate over a few rounds in the same run, each
+// round a fresh FHIR client (so each smart round pays its own discovery and token request), and the
+// smart/none ratio is the target (>= 0.95: sign-in must cost next to nothing once the token is held).
+// CPU per event (this process and the FHIR server's) is shown beside it: on a shared machine it moves
+// less than throughput does.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../src/clock.ts';
 import { parseConfig } from '../src/config.ts';
 import { openDatabase } from '../src/database/open.ts';
+import { loadFhirAuthSettings, type FhirAuthSettings } from '../src/emr/fhir/auth/index.ts';
+import { generateClientKey, jwksOf, writePrivateKey } from '../src/emr/fhir/auth/keys.ts';
 import { createFhirEmr } from '../src/emr/fhir/index.ts';
 import { createMemoryEmr } from '../src/emr/memory/index.ts';
 import type { EmrPort } from '../src/emr/port.ts';
 import { silentLogger } from '../src/logger.ts';
 import { ADAPTER_MIGRATIONS } from '../src/paths.ts';
 import { createProcessor } from '../src/processor/index.ts';
-import { startChild } from '../test/support/child.ts';
+import { startChild, type Child } from '../test/support/child.ts';
 import { appointmentEvent } from '../test/support/processor-fixture.ts';
 
 const APPOINTMENTS = 200;
 const EVENTS_PER = 10;
 const TYPES = ['appointment.created', 'appointment.rescheduled', 'appointment.payment_updated'];
+/** Rounds of none/smart against the FHIR servers, in alternating order (none first, then smart first, ...). */
+const FHIR_ROUNDS = 4;
+/** A run that applies nothing for this long is broken (a refused sign-in waits forever), not slow. */
+const STALL_MS = 30_000;
+const SMART_CLIENT_ID = 'emr-bridge';
 
-async function measure(emr: EmrPort, dir: string, name: string) {
+interface Run {
+  applied: number;
+  seconds: number;
+  rate: number;
+  /** CPU of this process and of the FHIR server process, in µs: steadier than throughput on a shared machine. */
+  cpuUs: number;
+}
+
+/** CPU time a process has used so far (user + system), in µs. */
+function processCpuUs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) / 100) * 1e6;
+}
+
+/** `prefix` keeps each round's appointments and patients new to a FHIR server that served earlier rounds. */
+async function measure(emr: EmrPort, dir: string, name: string, prefix = '', serverPid?: number): Promise<Run> {
   const db = openDatabase({ path: join(dir, `${name}.db`), migrationsDir: ADAPTER_MIGRATIONS });
   const insert = db.prepare('INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES (?, ?, ?, ?, ?)');
   db.transaction(() => {
     for (let e = 0; e < EVENTS_PER; e++)
       for (let a = 0; a < APPOINTMENTS; a++) {
-        const body: Record<string, unknown> = { ...appointmentEvent({ serviceId: `apt_${a}`, eventType: TYPES[Math.min(e, 2)]!, occurredAt: new Date(Date.UTC(2026, 0, 1, 0, e)).toISOString(), startsAt: new Date(Date.UTC(2026, 1, 1, e)).toISOString() }), eventId: randomUUID() };
+        const body: Record<string, unknown> = { ...appointmentEvent({ serviceId: `${prefix}apt_${a}`, eventType: TYPES[Math.min(e, 2)]!, occurredAt: new Date(Date.UTC(2026, 0, 1, 0, e)).toISOString(), startsAt: new Date(Date.UTC(2026, 1, 1, e)).toISOString() }), eventId: randomUUID() };
         insert.run(body.eventId, String(body.eventType), '{}', Buffer.from(JSON.stringify(body)), systemClock.now());
       }
   })();
@@ -40,32 +68,100 @@ async function measure(emr: EmrPort, dir: string, name: string) {
     serviceClient: { putMapping: async () => undefined },
     documentEvents: { apply: async () => undefined },
   });
+  const cpu = () => {
+    const u = process.cpuUsage();
+    return u.user + u.system + (serverPid ? processCpuUs(serverPid) : 0);
+  };
+  const cpu0 = cpu();
   const t0 = performance.now();
   let applied = 0;
-  while (processor.depth() > 0) applied += await processor.runOnce();
+  let progressAt = t0;
+  while (processor.depth() > 0) {
+    const finished = await processor.runOnce();
+    applied += finished;
+    if (finished > 0) progressAt = performance.now();
+    else if (performance.now() - progressAt > STALL_MS) {
+      const waiting = db.prepare("SELECT last_error FROM processing WHERE state IN ('pending', 'retrying') AND last_error IS NOT NULL LIMIT 1").pluck().get();
+      db.close();
+      throw new Error(`${name}: no event applied for ${STALL_MS / 1000} s (${String(waiting ?? 'no error recorded')})`);
+    }
+  }
   const seconds = (performance.now() - t0) / 1000;
+  const cpuUs = cpu() - cpu0;
+  const dead = db.prepare("SELECT count(*) FROM processing WHERE state = 'dead'").pluck().get() as number;
   db.close();
-  return { applied, seconds, rate: applied / seconds };
+  if (dead > 0) throw new Error(`${name}: ${dead} events became dead letters; the rate would mean nothing`);
+  return { applied, seconds, rate: applied / seconds, cpuUs };
 }
 
-export async function benchProcessor(): Promise<{ rows: Record<string, string | number>[] }> {
+const total = (runs: Run[]): Run => {
+  const applied = runs.reduce((n, r) => n + r.applied, 0);
+  const seconds = runs.reduce((n, r) => n + r.seconds, 0);
+  return { applied, seconds, rate: applied / seconds, cpuUs: runs.reduce((n, r) => n + r.cpuUs, 0) };
+};
+
+export async function benchProcessor(): Promise<{ rows: Record<string, string | number>[]; ok: boolean }> {
   const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-bench-processor-'));
-  const fhir = await startChild(['bin/emr-bridge.js', 'fhir-server', '--port', '0'], { env: { LOG_LEVEL: 'silent' } });
+  // The adapter's key, registered with the smart server by its public JWKS, as a hospital would.
+  const privateKeyPath = join(dir, 'fhir-client-key.pem');
+  const jwksPath = join(dir, 'jwks.json');
+  const { privatePem, publicJwk } = await generateClientKey('ES384');
+  writePrivateKey(privateKeyPath, privatePem);
+  writeFileSync(jwksPath, JSON.stringify(jwksOf(publicJwk)));
+  const env = { LOG_LEVEL: 'silent' };
+  const children: Child[] = [];
   try {
+    const plain = await startChild(['bin/emr-bridge.js', 'fhir-server', '--port', '0'], { env });
+    children.push(plain);
+    const smart = await startChild(['bin/emr-bridge.js', 'fhir-server', '--port', '0', '--auth', 'smart', '--client', `${SMART_CLIENT_ID}=${jwksPath}`], { env });
+    children.push(smart);
+
     const memory = await measure(createMemoryEmr(), dir, 'memory');
-    const fhirEmr = createFhirEmr({ baseUrl: fhir.url, identifierSystem: 'urn:emr-bridge:service', timeoutMs: 10_000, labReportTypeCodes: [], prescriptionTypeCodes: [], auth: { mode: 'none' }, maxContentBytes: 1024 * 1024, clock: systemClock, logger: silentLogger() });
-    const real = await measure(fhirEmr, dir, 'fhir');
-    await fhirEmr.close();
-    const row = (emr: string, r: { applied: number; seconds: number; rate: number }) => ({ emr, events: r.applied, seconds: r.seconds.toFixed(2), 'events applied/s': Math.round(r.rate) });
+    const smartAuth = await loadFhirAuthSettings({ mode: 'smart', clientId: SMART_CLIENT_ID, privateKeyPath });
+    const variants: Record<'none' | 'smart', { child: Child; auth: FhirAuthSettings }> = {
+      none: { child: plain, auth: { mode: 'none' } },
+      smart: { child: smart, auth: smartAuth },
+    };
+    const runs: Record<'none' | 'smart', Run[]> = { none: [], smart: [] };
+    const tokenRequests: number[] = [];
+    for (let round = 0; round < FHIR_ROUNDS; round++) {
+      for (const mode of round % 2 === 0 ? (['none', 'smart'] as const) : (['smart', 'none'] as const)) {
+        const v = variants[mode];
+        const fhirEmr = createFhirEmr({ baseUrl: v.child.url, identifierSystem: 'urn:emr-bridge:service', timeoutMs: 10_000, labReportTypeCodes: [], prescriptionTypeCodes: [], auth: v.auth, maxContentBytes: 1024 * 1024, clock: systemClock, logger: silentLogger() });
+        try {
+          runs[mode].push(await measure(fhirEmr, dir, `fhir-${mode}-${round}`, `r${round}_`, v.child.proc.pid));
+          if (mode === 'smart') tokenRequests.push(fhirEmr.http.auth.tokens?.requests() ?? 0);
+        } finally {
+          await fhirEmr.close();
+        }
+      }
+    }
+    const none = total(runs.none);
+    const signedIn = total(runs.smart);
+    const ratio = signedIn.rate / none.rate;
+    const roundRatios = runs.smart.map((s, i) => s.rate / runs.none[i]!.rate);
+    const ok = ratio >= 0.95;
+    const cpuPerEvent = (r: Run) => r.cpuUs / r.applied;
+    const row = (emr: string, r: Run) => ({ emr, events: r.applied, seconds: r.seconds.toFixed(2), 'events applied/s': Math.round(r.rate), 'CPU µs/event': Math.round(cpuPerEvent(r)) });
     return {
+      ok,
       rows: [
         row('in-process EMR port (baseline)', memory),
-        row('bundled FHIR server over HTTP', real),
-        { emr: 'ratio FHIR/in-process', events: '', seconds: '', 'events applied/s': (real.rate / memory.rate).toFixed(2) },
+        row(`bundled FHIR server over HTTP, FHIR_AUTH none (${FHIR_ROUNDS} runs)`, none),
+        row(`bundled FHIR server over HTTP, FHIR_AUTH smart (${FHIR_ROUNDS} runs)`, signedIn),
+        { emr: 'ratio FHIR none/in-process', events: '', seconds: '', 'events applied/s': (none.rate / memory.rate).toFixed(2), 'CPU µs/event': '' },
+        {
+          emr: `ratio smart/none (target >= 0.95): ${ok ? 'PASS' : 'FAIL'}`,
+          events: '',
+          seconds: `runs ${Math.min(...roundRatios).toFixed(2)}–${Math.max(...roundRatios).toFixed(2)}`,
+          'events applied/s': ratio.toFixed(3),
+          'CPU µs/event': `CPU none/smart ${(cpuPerEvent(none) / cpuPerEvent(signedIn)).toFixed(2)}`,
+        },
+        { emr: 'token requests per smart run (2,000 events)', events: '', seconds: '', 'events applied/s': tokenRequests.join(', '), 'CPU µs/event': '' },
       ],
     };
   } finally {
-    await fhir.stop();
+    for (const child of children) await child.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

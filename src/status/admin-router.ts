@@ -1,14 +1,20 @@
 // GET /admin/status: each dependency (database, EMR, service), whether it works now, why not, and since when.
 import Router from '@koa/router';
+import type { Inbox } from '../inbox/inbox.ts';
 import type { DependencyStatus } from './dependency-status.ts';
 
-export function createStatusAdminRouter(deps: { status: DependencyStatus; databaseWritable: () => boolean }): Router {
+export function createStatusAdminRouter(deps: { status: DependencyStatus; database: Pick<Inbox, 'isWritable' | 'writeFailure'> }): Router {
   const router = new Router();
   router.get('/status', (ctx) => {
-    // The database is asked now; the EMR and the service report with every call the adapter makes.
-    if (deps.databaseWritable()) deps.status.ok('database');
-    else deps.status.failing('database', 'database_unwritable: the inbox cannot take writes');
+    // The database is asked now (what its last commits met); the EMR and the service report with every call.
+    reportDatabase(deps.status, deps.database);
     ctx.body = { components: deps.status.components() };
   });
   return router;
+}
+
+function reportDatabase(status: DependencyStatus, database: Pick<Inbox, 'isWritable' | 'writeFailure'>): void {
+  if (database.isWritable()) return status.ok('database');
+  const code = database.writeFailure()?.code ?? 'database_unwritable';
+  status.failing('database', `${code}: the store cannot take writes`);
 }

@@ -19,34 +19,53 @@ export interface ComponentStatus {
 }
 
 export interface DependencyStatus {
-  ok(name: Dependency): void;
-  failing(name: Dependency, reason: string): void;
+  /**
+   * A call through `via` (a method name) went through. It ends an outage, and it ends an incident when it is
+   * the kind of call that was refused: an EMR that refuses only document contents stays failing while
+   * its other calls work, instead of failing and recovering on every scan.
+   */
+  ok(name: Dependency, via?: string): void;
+  failing(name: Dependency, reason: string, opts?: { via?: string; incident?: boolean }): void;
   components(): ComponentStatus[];
 }
 
 export function createDependencyStatus(deps: { clock: Clock; logger: Logger }): DependencyStatus {
   const started = deps.clock.now();
-  const state = new Map<Dependency, { ok: boolean; reason: string | null; since: number }>(
-    DEPENDENCIES.map((name) => [name, { ok: true, reason: null, since: started }]),
-  );
+  interface State {
+    ok: boolean;
+    reason: string | null;
+    since: number;
+    /** While failing with an incident: the kind of call that was refused. */
+    incidentVia?: string;
+  }
+  const state = new Map<Dependency, State>(DEPENDENCIES.map((name) => [name, { ok: true, reason: null, since: started }]));
+  const view = (name: Dependency): ComponentStatus => {
+    const s = state.get(name)!;
+    return { name, ok: s.ok, reason: s.reason, since: toIso(s.since) };
+  };
   return {
-    ok(name) {
+    ok(name, via) {
       const s = state.get(name)!;
       if (s.ok) return;
+      if (s.incidentVia !== undefined && via !== undefined && via !== s.incidentVia) return;
       deps.logger.warn({ alert: true, dependency: name, failingSinceMs: s.since }, `${name} incident ended`);
       state.set(name, { ok: true, reason: null, since: deps.clock.now() });
     },
-    failing(name, reason) {
+    failing(name, reason, opts = {}) {
       const s = state.get(name)!;
+      // A refused probe (ping) says nothing about which calls are refused: any call that passes ends it.
+      const incidentVia = opts.incident && opts.via !== 'ping' ? opts.via : undefined;
       if (!s.ok) {
-        // Same incident; the reason may sharpen (an outage that becomes a refusal) without a new alert.
+        // Same incident; the reason may sharpen (an outage that becomes a refusal) without a new alert. The
+        // kind of call first refused stays the one whose success ends it: its work waits and is retried.
         s.reason = reason;
+        s.incidentVia ??= incidentVia;
         return;
       }
       deps.logger.error({ alert: true, dependency: name, reason }, `${name} is failing`);
-      state.set(name, { ok: false, reason, since: deps.clock.now() });
+      state.set(name, { ok: false, reason, since: deps.clock.now(), ...(incidentVia !== undefined ? { incidentVia } : {}) });
     },
-    components: () => DEPENDENCIES.map((name) => ({ name, ...state.get(name)!, since: toIso(state.get(name)!.since) })),
+    components: () => DEPENDENCIES.map(view),
   };
 }
 
@@ -61,13 +80,13 @@ export function observed<T extends object>(target: T, name: Dependency, status: 
     wrapped[key] = async (...args: unknown[]) => {
       try {
         const result = await (value as (...a: unknown[]) => unknown).apply(target, args);
-        status.ok(name);
+        status.ok(name, key);
         return result;
       } catch (err) {
         if (err instanceof AppError && err.retryable) {
           const d = describeError(err);
-          status.failing(name, `${d.code ?? d.type}: ${d.message}`);
-        } else if (err instanceof AppError) status.ok(name);
+          status.failing(name, `${d.code ?? d.type}: ${d.message}`, { via: key, incident: err.incident });
+        } else if (err instanceof AppError) status.ok(name, key);
         throw err;
       }
     };

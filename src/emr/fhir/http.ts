@@ -77,10 +77,12 @@ export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
     const first = signIn ? await auth.authorization() : undefined;
     let res = await attempt(first);
     let renewed = false;
-    if (res.statusCode === 401 && signIn) {
+    // A 403 may be a token issued before a scope was granted: a fresh one is tried too, once.
+    if ((res.statusCode === 401 || res.statusCode === 403) && signIn) {
+      const refused = res.statusCode;
       await res.body.dump();
       const fresh = await auth.renew(first);
-      if (fresh === undefined) throw new EmrError('emr_unauthorized', `the EMR answered 401 to ${method} ${label}`, 401);
+      if (fresh === undefined) throw new EmrError('emr_unauthorized', `the EMR answered ${refused} to ${method} ${label}`, refused);
       res = await attempt(fresh);
       renewed = true;
     }

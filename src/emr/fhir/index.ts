@@ -143,6 +143,8 @@ export function createFhirEmr(opts: FhirEmrOptions): FhirEmr {
     recordDocumentOutcome: (o) => recordDocumentOutcome(http, system, o),
     async ping() {
       await capabilities.check();
+      // Sign-in too: /metadata is public on most servers, so it alone would not show a refused client.
+      await http.auth.authorization();
     },
     close: () => http.close(),
   };

@@ -71,6 +71,19 @@ describe('the EMR check at start-up', () => {
     expect((err as Error).message).toContain('not a FHIR CapabilityStatement');
   });
 
+  it('stops start-up when FHIR_BASE_URL answers /metadata with 404: not a FHIR base address', async () => {
+    const server: Server = createServer((_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end('<h1>Not found</h1>');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}/wrong`;
+    const err = await startAdapter({ config: adapterSettings(tempDir(), base), logger: silentLogger() }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EmrStartupError);
+    expect((err as Error).message).toContain('FHIR_BASE_URL/metadata answered 404');
+  });
+
   it('starts through an EMR that does not answer yet, says so in /admin/status, and turns ok once it answers', async () => {
     const port = await freePort();
     const dir = tempDir();

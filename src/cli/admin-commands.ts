@@ -4,6 +4,7 @@
 // `nextCursor` is what --cursor takes to show the next page (null on the last one).
 import { loadConfig } from '../config.ts';
 import { UsageError, parse } from './args.ts';
+import { SPECS } from './specs.ts';
 import { adminClientFrom, report } from './admin-client.ts';
 import { print } from './output.ts';
 
@@ -36,7 +37,7 @@ function listQuery(values: Record<string, string | boolean | undefined>, names: 
 }
 
 export async function documentsCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { ...common, ...paging, status: { type: 'string' } });
+  const { values, positionals } = parse(argv, SPECS.documents);
   const admin = adminClientFrom(loadConfig(), values['admin-url'], values['admin-token']);
   const [verb, externalId] = positionals;
   if (verb === 'list') return report(await admin.call('GET', `/documents${listQuery(values, ['status', ...Object.keys(paging)])}`), print);
@@ -46,14 +47,7 @@ export async function documentsCommand(argv: string[]): Promise<number> {
 }
 
 export async function deadLettersCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    ...common,
-    ...paging,
-    state: { type: 'string' },
-    all: { type: 'boolean' },
-    'event-type': { type: 'string' },
-    reason: { type: 'string' },
-  });
+  const { values, positionals } = parse(argv, SPECS['dead-letters']);
   const admin = adminClientFrom(loadConfig(), values['admin-url'], values['admin-token']);
   const [verb, first, second] = positionals;
   if (verb === 'list') return report(await admin.call('GET', `/dead-letters${listQuery(values, ['state', ...Object.keys(paging)])}`), print);

@@ -1,6 +1,9 @@
-// Small helpers over node:util parseArgs shared by the commands.
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+// How every command reads its arguments: node:util parseArgs, strict, over the command's spec (src/cli/
+// specs.ts). `--help`/`-h` on any command prints its usage; an unknown option is a UsageError that the
+// CLI answers with the usage and exit 2.
+import { parseArgs } from 'node:util';
 import { AppError } from '../errors.ts';
+import type { CommandSpec, OptionSpec } from './specs.ts';
 
 export class UsageError extends AppError {
   constructor(message: string) {
@@ -8,12 +11,31 @@ export class UsageError extends AppError {
   }
 }
 
-export function parse<T extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: T) {
+/** `--help` was asked for: the CLI prints the command's usage and exits 0. */
+export class HelpRequested extends Error {
+  constructor(readonly spec: CommandSpec) {
+    super('help');
+  }
+}
+
+type ValueOf<O extends OptionSpec> = O['type'] extends 'boolean' ? boolean : O['multiple'] extends true ? string[] : string;
+export type Values<Options extends Record<string, OptionSpec>> = { [K in keyof Options]?: ValueOf<Options[K]> };
+
+export function parse<S extends CommandSpec>(argv: string[], spec: S): { values: Values<S['options']>; positionals: string[] } {
+  const options = Object.fromEntries(
+    Object.entries({ ...spec.options, help: { type: 'boolean', short: 'h', help: 'this text' } } as Record<string, OptionSpec>).map(([name, o]) => [
+      name,
+      { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) },
+    ]),
+  );
+  let parsed: ReturnType<typeof parseArgs>;
   try {
-    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+  if (parsed.values.help) throw new HelpRequested(spec);
+  return { values: parsed.values as Values<S['options']>, positionals: parsed.positionals };
 }
 
 export function portOption(value: string | undefined): string | undefined {

@@ -32,7 +32,7 @@ export function cliDefaults(config: Config): CliDefaults {
     ...(adminToken ? { adminToken } : {}),
     webhookUrl: c?.webhookUrl ?? `${local}/webhooks/service`,
     ...(keyId ? { keyId } : {}),
-    secrets: config.service.signingSecrets.length ? config.service.signingSecrets : c ? [c.signingSecret] : [],
+    secrets: config.service.signingSecrets.length ? config.service.signingSecrets : c ? [...c.signingSecrets] : [],
     ...(c && bundled.serviceUrl ? { serviceUrl: bundled.serviceUrl } : {}),
     ...(fhirBaseUrl ? { fhirBaseUrl } : {}),
   };

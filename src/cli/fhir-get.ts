@@ -6,19 +6,14 @@ import { loadConfig } from '../config.ts';
 import { loadFhirAuthSettings } from '../emr/fhir/auth/index.ts';
 import { createFhirHttp } from '../emr/fhir/http.ts';
 import { UsageError, parse } from './args.ts';
+import { SPECS } from './specs.ts';
 import { cliDefaults } from './defaults.ts';
 import { print } from './output.ts';
 import { simulatorClock } from './simulator-clock.ts';
 
-export const FHIR_GET_USAGE = `usage: emr-bridge fhir-get <path>     e.g. fhir-get 'Appointment?_count=10'
-
-Reads <FHIR base URL>/<path> signed in as the adapter would (FHIR_AUTH), and prints the answer.
-  -h, --help     this text`;
-
 export async function fhirGetCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { help: { type: 'boolean', short: 'h' } });
-  if (values.help) return print(FHIR_GET_USAGE), 0;
-  if (positionals.length !== 1) throw new UsageError(FHIR_GET_USAGE);
+  const { positionals } = parse(argv, SPECS['fhir-get']);
+  if (positionals.length !== 1) throw new UsageError('give one path, e.g. Appointment?_count=10');
   const config = loadConfig();
   const defaults = cliDefaults(config);
   if (!defaults.fhirBaseUrl) throw new UsageError('no FHIR base URL: set FHIR_BASE_URL, or start the zero-configuration adapter (npm start) first');

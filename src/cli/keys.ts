@@ -4,21 +4,12 @@
 import { resolve } from 'node:path';
 import { CLIENT_KEY_ALGS, generateClientKey, jwksOf, writePrivateKey, type ClientKeyAlg } from '../emr/fhir/auth/keys.ts';
 import { UsageError, parse } from './args.ts';
+import { SPECS } from './specs.ts';
 import { print } from './output.ts';
 
-export const KEYS_USAGE = `usage: emr-bridge keys generate [--alg ES384|RS384] [--out FILE]
-
-Makes a key pair for signing in to the EMR (SMART Backend Services, FHIR_AUTH=smart).
-  --alg ES384|RS384   signing algorithm: EC P-384 or RSA 3072 (default ES384)
-  --out FILE          where the private key (PKCS#8 PEM, mode 0600) is written; never overwritten
-                      (default ./fhir-private-key.pem); point FHIR_PRIVATE_KEY_PATH at it
-  -h, --help          this text
-Prints the public JWKS to register with the EMR (or serve at GET /.well-known/jwks.json).`;
-
 export async function keysCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { alg: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
-  if (values.help) return print(KEYS_USAGE), 0;
-  if (positionals[0] !== 'generate' || positionals.length !== 1) throw new UsageError(KEYS_USAGE);
+  const { values, positionals } = parse(argv, SPECS.keys);
+  if (positionals[0] !== 'generate' || positionals.length !== 1) throw new UsageError('the one verb is generate');
   const alg = (values.alg ?? 'ES384').toUpperCase();
   if (!(CLIENT_KEY_ALGS as readonly string[]).includes(alg)) throw new UsageError(`--alg must be ES384 or RS384, got ${values.alg}`);
   const out = resolve(values.out ?? 'fhir-private-key.pem');

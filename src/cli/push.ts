@@ -5,25 +5,14 @@ import { basename } from 'node:path';
 import { loadConfig } from '../config.ts';
 import { DOCUMENT_TYPES, type DocumentType } from '../contract/events.ts';
 import { UsageError, parse } from './args.ts';
+import { SPECS } from './specs.ts';
 import { adminClientFrom, report } from './admin-client.ts';
 import { print } from './output.ts';
 
 const TYPES: Record<string, DocumentType> = { 'lab-report': 'lab_report', prescription: 'prescription' };
 
 export async function pushCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    file: { type: 'string' },
-    filename: { type: 'string' },
-    'mime-type': { type: 'string' },
-    'external-id': { type: 'string' },
-    'patient-external-id': { type: 'string' },
-    'patient-phone': { type: 'string' },
-    'patient-name': { type: 'string' },
-    'doctor-phone': { type: 'string' },
-    label: { type: 'string' },
-    'admin-url': { type: 'string' },
-    'admin-token': { type: 'string' },
-  });
+  const { values, positionals } = parse(argv, SPECS.push);
   const documentType = TYPES[positionals[0] ?? ''] ?? (DOCUMENT_TYPES as readonly string[]).find((t) => t === positionals[0]);
   if (!documentType) throw new UsageError('usage: push lab-report|prescription --file F --external-id ID --label L (--patient-external-id P | --patient-phone P --patient-name N)');
   for (const required of ['file', 'external-id', 'label'] as const)

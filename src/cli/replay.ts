@@ -4,20 +4,13 @@ import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import { runReplay } from '../replay/replay.ts';
 import { UsageError, parse } from './args.ts';
+import { SPECS } from './specs.ts';
 import { cliDefaults } from './defaults.ts';
 import { simulatorClock } from './simulator-clock.ts';
 import { print } from './output.ts';
 
 export async function replayCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    to: { type: 'string' },
-    secret: { type: 'string', multiple: true },
-    'key-id': { type: 'string' },
-    'fresh-ids': { type: 'boolean' },
-    concurrency: { type: 'string' },
-    'admin-url': { type: 'string' },
-    'admin-token': { type: 'string' },
-  });
+  const { values, positionals } = parse(argv, SPECS.replay);
   if (positionals.length === 0) throw new UsageError('usage: replay <file|folder> [--to URL] [--secret S] [--key-id K] [--fresh-ids] [--concurrency N] [--admin-url U --admin-token T]');
   const defaults = cliDefaults(loadConfig());
   const secrets = values.secret?.length ? values.secret : defaults.secrets;

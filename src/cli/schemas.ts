@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { jsonSchemas, renderSchema } from '../contract/json-schemas.ts';
 import { SAMPLES_DIR } from '../paths.ts';
 import { parse } from './args.ts';
+import { SPECS } from './specs.ts';
 import { print } from './output.ts';
 
 export async function schemasCommand(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { out: { type: 'string' }, check: { type: 'boolean' } });
+  const { values } = parse(argv, SPECS.schemas);
   const dir = values.out ?? join(SAMPLES_DIR, 'schemas');
   let stale = 0;
   for (const [name, schema] of Object.entries(jsonSchemas())) {

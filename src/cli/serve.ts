@@ -5,11 +5,12 @@ import { bundledStatePath } from '../runtime/bundled-state.ts';
 import { createLogger } from '../logger.ts';
 import { startAdapter, type RunningAdapter } from '../runtime/adapter.ts';
 import { parse, portOption } from './args.ts';
+import { SPECS } from './specs.ts';
 import { createGatedStdout, print } from './output.ts';
 import { onShutdown } from './signals.ts';
 
 export async function serveCommand(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { port: { type: 'string' }, host: { type: 'string' } });
+  const { values } = parse(argv, SPECS.serve);
   const config = loadConfig({ PORT: portOption(values.port), HOST: values.host });
   const out = createGatedStdout();
   const logger = createLogger({ level: config.logLevel, destination: out.stream });

@@ -5,18 +5,21 @@ import { startFhirServer } from '../fhir-server/server.ts';
 import { createLogger } from '../logger.ts';
 import { startSimulatorServer } from '../simulator/server.ts';
 import { parse, portOption, UsageError } from './args.ts';
+import { SPECS } from './specs.ts';
 import { createGatedStdout } from './output.ts';
 import { onShutdown } from './signals.ts';
 
 export async function simulatorCommand(argv: string[]): Promise<number> {
-  const { values } = parse(argv, { port: { type: 'string' }, db: { type: 'string' } });
-  const config = loadConfig();
+  const { values } = parse(argv, SPECS.simulator);
+  if (values.host === '') throw new UsageError('--host must not be empty');
+  // --host, else HOST (the container image sets 0.0.0.0), else loopback.
+  const config = loadConfig({ HOST: values.host });
   const out = createGatedStdout();
   const logger = createLogger({ level: config.logLevel, destination: out.stream, name: 'simulator' });
   const dbPath = values.db ?? config.simulator.databasePath;
   const server = await startSimulatorServer({
     port: Number(portOption(values.port) ?? 4000),
-    host: '127.0.0.1',
+    host: config.host,
     ...(dbPath ? { dbPath } : {}),
     logger,
   });
@@ -26,16 +29,10 @@ export async function simulatorCommand(argv: string[]): Promise<number> {
 }
 
 export async function fhirServerCommand(argv: string[]): Promise<number> {
-  const { values } = parse(argv, {
-    port: { type: 'string' },
-    'data-file': { type: 'string' },
-    host: { type: 'string' },
-    auth: { type: 'string' },
-    client: { type: 'string', multiple: true },
-    'token-lifetime': { type: 'string' },
-  });
-  const options = fhirServerCliOptions(values);
-  const config = loadConfig();
+  const { values } = parse(argv, SPECS['fhir-server']);
+  // --host, else HOST (the container image sets 0.0.0.0), else loopback.
+  const config = loadConfig({ HOST: values.host });
+  const options = fhirServerCliOptions({ ...values, host: config.host });
   const out = createGatedStdout();
   const logger = createLogger({ level: config.logLevel, destination: out.stream, name: 'fhir-server' });
   const dataFile = values['data-file'];

@@ -6,12 +6,19 @@
 // and share the next transaction and fsync. Measured against a writer thread (bench/receiver.ts), this
 // costs less CPU per request on a small machine: posting batches between threads cost more than the
 // event loop loses waiting for the disk.
+//
+// Readiness follows the outcome of those commits (./write-health.ts): a failed one makes the store not
+// writable, with its SQLite code, until a commit (an event's or the probe's) succeeds again.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../database/open.ts';
 import { UnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { createGroupCommitter } from './group-commit.ts';
 import { createBatchWriter, type InboxRow } from './insert-batch.ts';
+import { createStoreProbe } from './store-probe.ts';
+import { createWriteHealth, type WriteFailure, type WriteHealth } from './write-health.ts';
+
+export type { WriteFailure } from './write-health.ts';
 
 export interface IncomingEvent {
   eventId: string;
@@ -31,14 +38,18 @@ export interface Inbox {
   store(event: IncomingEvent): Promise<StoreResult>;
   /** Commits whatever is queued (on shutdown). */
   close(): Promise<void>;
-  /** Whether a write can be made now (readiness). */
+  /** Whether a write can be made now (readiness): not from a failed commit until one succeeds again. */
   isWritable(): boolean;
+  /** Why not: the SQLite code and since when; undefined while writes commit. */
+  writeFailure(): WriteFailure | undefined;
 }
 
 export interface InboxDeps {
   db: Db;
   clock: Clock;
   logger: Logger;
+  /** How often a store that cannot take writes is probed with a real write (default 2 s). */
+  probeIntervalMs?: number;
 }
 
 const unavailable = (cause: unknown) =>
@@ -46,21 +57,33 @@ const unavailable = (cause: unknown) =>
 
 export function createInbox(deps: InboxDeps): Inbox {
   const { db, clock, logger } = deps;
-  const write = groupWriter(db, logger);
+  const health = createWriteHealth({ clock, logger, probe: createStoreProbe(db), ...(deps.probeIntervalMs ? { probeIntervalMs: deps.probeIntervalMs } : {}) });
+  const write = groupWriter(db, logger, health);
   return {
     store: (e) => write.submit({ ...e, receivedAt: clock.now() }).then((duplicate) => ({ duplicate })),
-    close: () => write.close(),
-    isWritable() {
-      try {
-        // A write lock taken and released: fails on a read-only file, a full disk or a held lock.
-        db.prepare('BEGIN IMMEDIATE').run();
-        db.prepare('ROLLBACK').run();
-        return !db.readonly;
-      } catch {
-        return false;
-      }
+    async close() {
+      await write.close();
+      health.stop();
     },
+    isWritable: () => !health.failure() && canTakeWriteLock(db, health),
+    writeFailure: () => health.failure(),
   };
+}
+
+/**
+ * While commits succeed, a write lock taken and released finds what no commit has met yet: a read-only
+ * file or a lock held elsewhere past busy_timeout. Either counts as a failed write (and so is probed).
+ */
+function canTakeWriteLock(db: Db, health: WriteHealth): boolean {
+  try {
+    db.prepare('BEGIN IMMEDIATE').run();
+    db.prepare('ROLLBACK').run();
+    if (db.readonly) throw Object.assign(new Error('opened read-only'), { code: 'SQLITE_READONLY' });
+    return true;
+  } catch (err) {
+    health.failed(err);
+    return false;
+  }
 }
 
 interface Writer {
@@ -68,18 +91,22 @@ interface Writer {
   close(): Promise<void>;
 }
 
-function groupWriter(db: Db, logger: Logger): Writer {
+function groupWriter(db: Db, logger: Logger, health: WriteHealth): Writer {
   let batchWriter: ((rows: InboxRow[]) => boolean[]) | undefined;
   const committer = createGroupCommitter<InboxRow, boolean>((rows) => {
+    let results: boolean[];
     try {
       batchWriter ??= createBatchWriter(db);
-      return batchWriter(rows);
+      results = batchWriter(rows);
     } catch (err) {
       // Disk full, read-only file, a lock held past busy_timeout: the event is not on disk, so the
-      // answer must not be 2xx. 503 makes the service retry on its ladder.
+      // answer must not be 2xx. 503 makes the service retry on its ladder; readiness turns 503 too.
       logger.error({ code: (err as { code?: string }).code, batch: rows.length }, 'inbox write failed');
+      health.failed(err);
       throw unavailable(err);
     }
+    health.committed();
+    return results;
   });
   return { submit: (row) => committer.submit(row), close: async () => committer.flush() };
 }

@@ -25,7 +25,7 @@ export function createProcessorAdminRouter(deps: { db: Db; clock: Clock; logger:
     ctx.body = listDeadLetters(deadLetters, ctx.query);
   });
   router.post('/dead-letters/replay', async (ctx) => {
-    const body = await readValidated(ctx.req, z.object({ eventType: z.string().min(1).optional() }), 64 * 1024);
+    const body = await readValidated(ctx.req, z.strictObject({ eventType: z.string().min(1).optional() }), 64 * 1024);
     ctx.body = { replayed: deadLetters.replayAll(body.eventType ? { eventType: body.eventType } : {}) };
   });
   router.post('/dead-letters/mappings/:entityType/:serviceId/dismiss', async (ctx) => {

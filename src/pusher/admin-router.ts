@@ -4,6 +4,7 @@
 // Answers carry identifiers, status, reasons and times; never labels, names, phones or file bytes.
 import Router from '@koa/router';
 import { z } from 'zod';
+import { labReportRequestSchema, prescriptionRequestSchema } from '../contract/documents.ts';
 import { DOCUMENT_TYPES, type DocumentType } from '../contract/events.ts';
 import { AppError, NotFoundError, ValidationError } from '../errors.ts';
 import { readJson } from '../http/json-body.ts';
@@ -16,6 +17,20 @@ const STATES = ['queued', 'SENT', 'HELD', 'FAILED', 'SUPPRESSED', 'REJECTED'] as
 
 const documentPosition = z.strictObject({ createdAt: z.number().int(), externalId: z.string() });
 
+/** The first field of a document request that the interface does not define, as a dotted path. */
+function unknownRequestField(documentType: DocumentType, request: Record<string, unknown>): string | undefined {
+  const schema = documentType === 'lab_report' ? labReportRequestSchema : prescriptionRequestSchema;
+  const top = Object.keys(request).find((k) => !(k in schema.shape));
+  if (top) return top;
+  const file = request.file;
+  if (file && typeof file === 'object' && !Array.isArray(file)) {
+    const inner = Object.keys(file).find((k) => !FILE_FIELDS.includes(k));
+    if (inner) return `file.${inner}`;
+  }
+  return undefined;
+}
+const FILE_FIELDS = ['base64', 'url', 'filename', 'mimeType'];
+
 export function createPusherAdminRouter(deps: { pusher: Pusher; logger: Logger }): Router {
   const router = new Router();
   router.post('/documents', async (ctx) => {
@@ -24,6 +39,9 @@ export function createPusherAdminRouter(deps: { pusher: Pusher; logger: Logger }
     const { documentType, ...request } = body as Record<string, unknown>;
     if (!(DOCUMENT_TYPES as readonly unknown[]).includes(documentType))
       throw new ValidationError(`documentType must be one of ${DOCUMENT_TYPES.join(', ')}`, 'documentType');
+    // A misspelt field (patientPhon) must not be dropped silently: the document would go out without it.
+    const unknown = unknownRequestField(documentType as DocumentType, request);
+    if (unknown) throw new ValidationError(`${unknown}: not a field of a ${documentType} request`, unknown);
     const source = ctx.get('x-emr-bridge-source') === 'cli' ? 'cli' : 'api';
     const result = deps.pusher.enqueue(documentType as DocumentType, request, source);
     if (!result.ok) {

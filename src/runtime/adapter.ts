@@ -125,7 +125,7 @@ function appDependencies(
       ...(fhirAuth.mode === 'smart' ? [createJwksRouter(fhirAuth.key.publicJwk)] : []),
     ],
     adminRouters: [
-      createStatusAdminRouter({ status, databaseWritable: () => inbox.isWritable() }),
+      createStatusAdminRouter({ status, database: inbox }),
       createProcessorAdminRouter({ db, clock, logger: logger.child({ component: 'admin' }) }),
       createPusherAdminRouter({ logger: logger.child({ component: 'admin' }), pusher: parts.workers.pusher }),
     ],
@@ -198,7 +198,8 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     let clinicId: string | undefined;
     if (config.bundled.service) {
       const c = await bundled!.provision(webhookUrl);
-      Object.assign(credentials, { keyId: c.keyId, secrets: [c.signingSecret], apiKey: c.apiKey });
+      Object.assign(credentials, { keyId: c.keyId, secrets: [...c.signingSecrets], apiKey: c.apiKey });
+      bundled!.onCredentialsChanged((changed) => (credentials.secrets = [...changed.signingSecrets]));
       clinicId = c.clinicId;
     }
 

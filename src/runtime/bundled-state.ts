@@ -9,9 +9,13 @@ export interface BundledCredentials {
   apiKey: string;
   subscriptionId: string;
   keyId: string;
-  signingSecret: string;
+  /** The subscription's signing secrets, newest first: two while a rotation is under way. */
+  signingSecrets: string[];
   webhookUrl: string;
 }
+
+/** Credentials as files written before rotations were followed hold them: one `signingSecret`. */
+type SavedCredentials = Omit<BundledCredentials, 'signingSecrets'> & { signingSecrets?: string[]; signingSecret?: string };
 
 export interface BundledState {
   /** Only while ADMIN_TOKEN is unset: otherwise the setting is the one token. */
@@ -30,10 +34,16 @@ export function readBundledState(dataDir: string): BundledState {
   const path = bundledStatePath(dataDir);
   if (!existsSync(path)) return {};
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as BundledState;
+    return withSecretList(JSON.parse(readFileSync(path, 'utf8')) as Omit<BundledState, 'credentials'> & { credentials?: SavedCredentials });
   } catch {
     return {};
   }
+}
+
+function withSecretList(saved: Omit<BundledState, 'credentials'> & { credentials?: SavedCredentials }): BundledState {
+  if (!saved.credentials) return saved as BundledState;
+  const { signingSecret, signingSecrets, ...rest } = saved.credentials;
+  return { ...saved, credentials: { ...rest, signingSecrets: signingSecrets ?? (signingSecret ? [signingSecret] : []) } };
 }
 
 export function writeBundledState(dataDir: string, state: BundledState): void {

@@ -26,6 +26,11 @@ export interface BundledServices {
   adminToken: string;
   /** Creates (or reuses) the clinic, key and subscription that point the simulator at the adapter. */
   provision(webhookUrl: string): Promise<BundledCredentials>;
+  /**
+   * Calls `listener` when the simulator's subscription for the adapter changes its signing secrets (QA's
+   * rotate-secret, retire-secrets), after bundled.json holds them: the receiver and the CLI stay in step.
+   */
+  onCredentialsChanged(listener: (credentials: BundledCredentials) => void): void;
   close(): Promise<void>;
 }
 
@@ -52,7 +57,9 @@ async function startBundledFhir(config: Config, logger: Logger, clock: Clock | u
     // On the simulator's clock, as the adapter is: moving it must not make the adapter's assertions look stale.
     ...(clock ? { clock } : {}),
     port: nextPort(config.port, 2),
-    host: '127.0.0.1',
+    // HOST, as the adapter: in a container (0.0.0.0) the demo's FHIR server is reachable from outside. The
+    // adapter still reaches it on the advertised loopback address.
+    host: config.host,
     dataFile: join(config.dataDir, 'fhir.jsonl'),
     logger: logger.child({ component: 'fhir-server' }),
     ...(auth.mode === 'smart' ? { auth: {} } : {}),
@@ -73,13 +80,21 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
   const simulator = config.bundled.service
     ? await startSimulatorServer({
         port: nextPort(config.port, 1),
-        host: '127.0.0.1',
+        // HOST, as the adapter: in a container (0.0.0.0) the demo's simulator is reachable from outside.
+        host: config.host,
         dbPath: config.simulator.databasePath ?? join(config.dataDir, 'simulator.db'),
         logger: logger.child({ component: 'simulator' }),
       })
     : undefined;
   if (simulator) state.serviceUrl = simulator.url;
   save();
+  const credentialListeners: ((credentials: BundledCredentials) => void)[] = [];
+  simulator?.simulator.onSecretsChanged((subscriptionId, secrets) => {
+    if (state.credentials?.subscriptionId !== subscriptionId) return;
+    state.credentials = { ...state.credentials, signingSecrets: [...secrets] };
+    save();
+    for (const listener of credentialListeners) listener(state.credentials);
+  });
   const fhir = config.bundled.fhir ? await startBundledFhir(config, logger, simulator?.simulator.clock) : undefined;
   if (fhir) {
     state.fhirBaseUrl = fhir.baseUrl;
@@ -91,7 +106,7 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
     const known = state.credentials;
     // The simulator's own database may have been reset while bundled.json stayed: then start over.
     const stillThere = known && (await control(simulator.url, 'GET', `/_sim/subscriptions/${encodeURIComponent(known.subscriptionId)}`)).status === 200;
-    if (known && stillThere && known.webhookUrl === webhookUrl) return known;
+    if (known && stillThere && known.webhookUrl === webhookUrl) return withCurrentSecrets(known);
     const clinic = known && stillThere
       ? { clinicId: known.clinicId, apiKey: known.apiKey }
       : await (async () => {
@@ -105,7 +120,16 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
       eventTypes: [...EVENT_TYPES],
     });
     if (sub.status >= 300) throw new Error(`the bundled simulator refused the subscription (${sub.status})`);
-    state.credentials = { ...clinic, subscriptionId: sub.body.id, keyId: sub.body.keyId, signingSecret: sub.body.signingSecret, webhookUrl };
+    state.credentials = { ...clinic, subscriptionId: sub.body.id, keyId: sub.body.keyId, signingSecrets: [sub.body.signingSecret], webhookUrl };
+    save();
+    return state.credentials;
+  }
+
+  /** The secrets the simulator signs with now: a file from before secrets were followed may hold retired ones. */
+  function withCurrentSecrets(known: BundledCredentials): BundledCredentials {
+    const secrets = simulator?.simulator.store.get('subscription', known.subscriptionId)?.secrets;
+    if (!secrets || secrets.join() === known.signingSecrets.join()) return known;
+    state.credentials = { ...known, signingSecrets: [...secrets] };
     save();
     return state.credentials;
   }
@@ -115,6 +139,7 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
     ...(fhir ? { fhirBaseUrl: fhir.baseUrl } : {}),
     adminToken: config.adminToken ?? state.adminToken!,
     provision,
+    onCredentialsChanged: (listener) => void credentialListeners.push(listener),
     async close() {
       await simulator?.close();
       await fhir?.close();

@@ -120,12 +120,14 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
     const s = subscriptionOf(ctx.params.id!);
     const secret = `whsec_${randomBytes(24).toString('base64url')}`;
     store.put('subscription', { ...s, secrets: [secret, ...s.secrets] });
+    sim.secretsChanged(s.id, [secret, ...s.secrets]);
     ctx.body = { signingSecret: secret, activeSecrets: s.secrets.length + 1 };
   });
   router.post('/subscriptions/:id/retire-secrets', async (ctx) => {
     await body(ctx.req, noFields);
     const s = subscriptionOf(ctx.params.id!);
     store.put('subscription', { ...s, secrets: s.secrets.slice(0, 1) });
+    sim.secretsChanged(s.id, s.secrets.slice(0, 1));
     ctx.body = { activeSecrets: 1 };
   });
 

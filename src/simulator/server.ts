@@ -12,6 +12,12 @@ export interface SimulatorServerOptions {
   trustedCa?: string | Buffer;
 }
 
+// A wildcard bind is reached on loopback; a specific address (HOST=10.0.0.5) only on itself.
+function advertisedHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 export async function startSimulatorServer(opts: SimulatorServerOptions): Promise<{ url: string; port: number; simulator: Simulator; close(): Promise<void> }> {
   const simulator = createSimulator({
     logger: opts.logger,
@@ -19,14 +25,15 @@ export async function startSimulatorServer(opts: SimulatorServerOptions): Promis
     ...(opts.trustedCa ? { trustedCa: opts.trustedCa } : {}),
   });
   const server = createServer(simulator.app.callback());
+  const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+    server.listen(opts.port ?? 0, host, () => resolve());
   });
   simulator.start();
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${advertisedHost(host)}:${port}`,
     port,
     simulator,
     async close() {

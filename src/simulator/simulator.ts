@@ -40,9 +40,15 @@ export interface Simulator {
   advance(ms: number): Promise<void>;
   getFaults(): Faults;
   setFaults(f: Faults): void;
+  /** Calls `listener` after a subscription's signing secrets change (rotated, retired): newest first. */
+  onSecretsChanged(listener: SecretsListener): void;
+  /** Tells the listeners (the control API calls it). */
+  secretsChanged(subscriptionId: string, secrets: readonly string[]): void;
   start(): void;
   stop(): Promise<void>;
 }
+
+export type SecretsListener = (subscriptionId: string, secrets: readonly string[]) => void;
 
 export function createSimulator(opts: SimulatorOptions): Simulator {
   const db = openDatabase({ path: opts.dbPath ?? ':memory:', migrationsDir: SIMULATOR_MIGRATIONS });
@@ -96,6 +102,7 @@ export function createSimulator(opts: SimulatorOptions): Simulator {
   }
 
   const runDue = () => exclusively(pass);
+  const secretsListeners: SecretsListener[] = [];
 
   const sim: Simulator = {
     app: new Koa(),
@@ -110,6 +117,10 @@ export function createSimulator(opts: SimulatorOptions): Simulator {
     getFaults: () => faults,
     setFaults(f) {
       faults = f;
+    },
+    onSecretsChanged: (listener) => void secretsListeners.push(listener),
+    secretsChanged(subscriptionId, secrets) {
+      for (const listener of secretsListeners) listener(subscriptionId, [...secrets]);
     },
     start() {
       const every = opts.dispatchIntervalMs ?? 50;

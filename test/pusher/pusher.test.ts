@@ -221,6 +221,22 @@ describe('the admin routes', () => {
   });
 });
 
+describe('unknown fields in admin bodies', () => {
+  it('answer 400 naming the field, and queue nothing', async () => {
+    const f = fixture();
+    const app = createApp({ logger: silentLogger(), metrics: createMetrics(), routers: [], adminRouters: [createPusherAdminRouter({ pusher: f.pusher, logger: silentLogger() })], adminToken: 'admin-token-for-tests-0001', readiness: [] });
+    const post = (body: unknown) => supertest(app.callback()).post('/admin/documents').set('authorization', 'Bearer admin-token-for-tests-0001').send(body as object);
+    const top = await post({ documentType: 'lab_report', ...request(), patientPhon: '+15550001111' });
+    expect(top.status).toBe(400);
+    expect(top.body.error).toMatchObject({ code: 'invalid_request' });
+    expect(top.body.error.message).toContain('patientPhon');
+    const nested = await post({ documentType: 'lab_report', ...request(), file: { ...request().file, fileName: 'x.pdf' } });
+    expect(nested.status).toBe(400);
+    expect(nested.body.error.message).toContain('file.fileName');
+    expect(f.pusher.outbox.list(undefined)).toEqual([]);
+  });
+});
+
 describe('following HELD documents', () => {
   it('polls after releaseAfter (quiet hours) and on the schedule (auto-send off)', async () => {
     const f = fixture([

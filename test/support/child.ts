@@ -12,9 +12,9 @@ export interface Child {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export function startChild(args: string[], opts: { env?: Record<string, string | undefined>; timeoutMs?: number } = {}): Promise<Child> {
+export function startChild(args: string[], opts: { env?: Record<string, string | undefined>; timeoutMs?: number; cwd?: string } = {}): Promise<Child> {
   const proc = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd: opts.cwd ?? ROOT,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -10,6 +10,8 @@ import { silentLogger, type Logger } from '../../src/logger.ts';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createReceiverRouter } from '../../src/receiver/router.ts';
+import { createStatusAdminRouter } from '../../src/status/admin-router.ts';
+import { createDependencyStatus } from '../../src/status/dependency-status.ts';
 import { TEST_KEY_ID, TEST_SECRET } from './webhooks.ts';
 
 export const ADMIN_TOKEN = 'admin-token-for-tests-0001';
@@ -24,13 +26,13 @@ export interface ReceiverFixture {
   close(): Promise<void>;
 }
 
-export function receiverFixture(opts: { db?: Db; logger?: Logger; maxBodyBytes?: number } = {}): ReceiverFixture {
+export function receiverFixture(opts: { db?: Db; logger?: Logger; maxBodyBytes?: number; probeIntervalMs?: number } = {}): ReceiverFixture {
   const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-receiver-'));
   const db = opts.db ?? openDatabase({ path: join(dir, 'adapter.db'), migrationsDir: ADAPTER_MIGRATIONS });
   const clock = createManualClock();
   const logger = opts.logger ?? silentLogger();
   const metrics = createMetrics();
-  const inbox = createInbox({ db, clock, logger });
+  const inbox = createInbox({ db, clock, logger, ...(opts.probeIntervalMs ? { probeIntervalMs: opts.probeIntervalMs } : {}) });
   metrics.setInboxDepthSource(() => db.prepare('SELECT count(*) FROM inbox_events').pluck().get() as number);
   const receiver = createReceiverRouter({
     inbox,
@@ -46,7 +48,7 @@ export function receiverFixture(opts: { db?: Db; logger?: Logger; maxBodyBytes?:
     logger,
     metrics,
     routers: [receiver],
-    adminRouters: [],
+    adminRouters: [createStatusAdminRouter({ status: createDependencyStatus({ clock, logger }), database: inbox })],
     adminToken: ADMIN_TOKEN,
     readiness: [{ name: 'database', check: () => inbox.isWritable() }],
   });

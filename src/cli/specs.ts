@@ -1,0 +1,181 @@
+// Every command of `emr-bridge`, with every option it takes, what it means and its default: the one
+// list that parsing, `--help` and the README's command reference come from (a test checks the README).
+
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  short?: string;
+  multiple?: boolean;
+  /** What a value looks like in the usage (e.g. N, URL, FILE). */
+  value?: string;
+  /** One line: what the option does. */
+  help: string;
+  /** The default as a person reads it; absent for flags and options without one. */
+  default?: string;
+}
+
+export interface CommandSpec {
+  name: string;
+  /** The positional arguments (and verbs) as the usage shows them. */
+  args?: string;
+  summary: string;
+  options: Record<string, OptionSpec>;
+  /** Lines after the options: the verbs of a command that has several, and notes. */
+  notes?: string[];
+}
+
+const adminOptions = {
+  'admin-url': { type: 'string', value: 'URL', help: "the adapter's admin API base", default: 'the running adapter (ADMIN_PORT, PORT, or the zero-configuration adapter in DATA_DIR)' },
+  'admin-token': { type: 'string', value: 'TOKEN', help: 'admin bearer token', default: 'ADMIN_TOKEN, or the one a zero-configuration adapter generated' },
+} as const satisfies Record<string, OptionSpec>;
+
+const pagingOptions = {
+  limit: { type: 'string', value: 'N', help: 'rows per page (1..500)', default: '100' },
+  cursor: { type: 'string', value: 'C', help: 'the nextCursor of the previous page' },
+  type: { type: 'string', value: 'TYPE', help: 'only this type (event type; document type for documents)' },
+  since: { type: 'string', value: 'TIME', help: 'only rows from this ISO 8601 time on' },
+  until: { type: 'string', value: 'TIME', help: 'only rows before this ISO 8601 time' },
+} as const satisfies Record<string, OptionSpec>;
+
+const portOption = (def: string) => ({ type: 'string', value: 'N', help: 'port to listen on (0 picks a free one)', default: def }) as const;
+const hostOption = { type: 'string', value: 'ADDRESS', help: 'address to listen on', default: 'HOST, else 127.0.0.1' } as const;
+
+export const SPECS = {
+  serve: {
+    name: 'serve',
+    summary: 'the adapter (receiver, processor, pusher, admin API); with nothing configured, also the bundled simulator and FHIR server',
+    options: { port: portOption('PORT, else 3000'), host: hostOption },
+  },
+  simulator: {
+    name: 'simulator',
+    summary: 'the bundled service simulator alone',
+    options: { port: portOption('4000'), host: hostOption, db: { type: 'string', value: 'FILE', help: "the simulator's SQLite file", default: 'SIMULATOR_DATABASE_PATH, else in memory' } },
+  },
+  'fhir-server': {
+    name: 'fhir-server',
+    summary: 'the bundled FHIR R4 server alone (its address is its FHIR base URL)',
+    options: {
+      port: portOption('8103'),
+      host: hostOption,
+      'data-file': { type: 'string', value: 'FILE', help: 'JSON-lines file that keeps the data across restarts', default: 'in memory' },
+      auth: { type: 'string', value: 'none|smart', help: 'require SMART Backend Services sign-in', default: 'none' },
+      client: { type: 'string', multiple: true, value: 'ID=JWKS_FILE', help: 'register a client by its public JWKS (repeatable; with --auth smart)' },
+      'token-lifetime': { type: 'string', value: 'S', help: 'lifetime of the access tokens it issues, in seconds', default: '300' },
+    },
+  },
+  replay: {
+    name: 'replay',
+    args: '<file|folder>...',
+    summary: 'signs sample payloads and posts them to a receiver; compares outcomes with expectations',
+    options: {
+      to: { type: 'string', value: 'URL', help: 'the receiver to post to', default: "the running adapter's /webhooks/service" },
+      secret: { type: 'string', multiple: true, value: 'S', help: 'signing secret (repeatable)', default: 'SERVICE_SIGNING_SECRETS, or the zero-configuration adapter\'s' },
+      'key-id': { type: 'string', value: 'K', help: 'X-Service-Key to send', default: 'SERVICE_KEY_ID, or the zero-configuration adapter\'s' },
+      'fresh-ids': { type: 'boolean', help: 'give every event a new eventId (and document a new externalId), so a replay is not a duplicate' },
+      concurrency: { type: 'string', value: 'N', help: 'entities replayed at once (each entity\'s events stay in file order)', default: '4' },
+      ...adminOptions,
+    },
+  },
+  push: {
+    name: 'push',
+    args: 'lab-report|prescription',
+    summary: "hands one document to a running adapter's outbox, which checks it, sends it once and follows it",
+    options: {
+      file: { type: 'string', value: 'FILE', help: 'the PDF, JPEG or PNG to send (required)' },
+      'external-id': { type: 'string', value: 'ID', help: "the document's externalId (required)" },
+      label: { type: 'string', value: 'TEXT', help: 'the label the patient sees (required)' },
+      'patient-external-id': { type: 'string', value: 'ID', help: 'the patient, by an id the service knows' },
+      'patient-phone': { type: 'string', value: 'PHONE', help: 'the patient, by phone (with --patient-name)' },
+      'patient-name': { type: 'string', value: 'NAME', help: 'the patient, by name (with --patient-phone)' },
+      'doctor-phone': { type: 'string', value: 'PHONE', help: "the issuing doctor's phone (prescriptions)" },
+      filename: { type: 'string', value: 'NAME', help: 'the file name the patient sees', default: "--file's name" },
+      'mime-type': { type: 'string', value: 'TYPE', help: 'the file type', default: 'from the file name' },
+      ...adminOptions,
+    },
+  },
+  documents: {
+    name: 'documents',
+    args: 'list | show <externalId> | retry <externalId>',
+    summary: "the adapter's documents: list a page (filtered), show one, retry one that failed here",
+    options: { status: { type: 'string', value: 'S', help: 'list only this status (queued, SENT, HELD, FAILED, SUPPRESSED, REJECTED)' }, ...pagingOptions, ...adminOptions },
+  },
+  'dead-letters': {
+    name: 'dead-letters',
+    args: 'list | replay <eventId> | replay --all | dismiss <eventId> --reason R | dismiss-mapping <entityType> <serviceId> --reason R',
+    summary: 'events and mappings parked for a person: list, replay, dismiss with a reason',
+    options: {
+      state: { type: 'string', value: 'dead|dismissed', help: 'list these', default: 'dead' },
+      all: { type: 'boolean', help: 'with replay: every dead letter (or every one of --event-type)' },
+      'event-type': { type: 'string', value: 'T', help: 'with replay --all: only this event type' },
+      reason: { type: 'string', value: 'R', help: 'with dismiss: why (kept with it; required)' },
+      ...pagingOptions,
+      ...adminOptions,
+    },
+  },
+  schemas: {
+    name: 'schemas',
+    summary: 'JSON Schemas generated from the zod schemas',
+    options: {
+      out: { type: 'string', value: 'DIR', help: 'where to write them', default: 'samples/schemas' },
+      check: { type: 'boolean', help: 'only report whether the files are current (exit 1 if not)' },
+    },
+  },
+  keys: {
+    name: 'keys',
+    args: 'generate',
+    summary: 'a key pair for signing in to the EMR (SMART Backend Services); prints the public JWKS to register',
+    options: {
+      alg: { type: 'string', value: 'ES384|RS384', help: 'signing algorithm: EC P-384 or RSA 3072', default: 'ES384' },
+      out: { type: 'string', value: 'FILE', help: 'where the private key is written (PKCS#8 PEM, mode 0600, never overwritten)', default: './fhir-private-key.pem' },
+    },
+  },
+  'fhir-get': {
+    name: 'fhir-get',
+    args: '<path>',
+    summary: "reads the EMR signed in as the adapter would (e.g. fhir-get 'Appointment?_count=10') and prints the JSON",
+    options: {},
+  },
+  backup: {
+    name: 'backup',
+    summary: "an online copy of the adapter's SQLite database (safe while serve runs)",
+    notes: ['Exit status: 0 written; 1 no database there, or the copy failed; 2 the file exists, or a bad option.'],
+    options: { out: { type: 'string', value: 'FILE', help: 'where the copy goes (never overwritten)', default: '<DATA_DIR>/backups/emr-bridge-<UTC time>.db' } },
+  },
+} as const satisfies Record<string, CommandSpec>;
+
+export type CommandName = keyof typeof SPECS;
+
+function optionLine(name: string, o: OptionSpec): string {
+  const flag = `${o.short ? `-${o.short}, ` : ''}--${name}${o.type === 'string' ? ` ${o.value ?? 'VALUE'}` : ''}`;
+  return `  ${flag.padEnd(30)} ${o.help}${o.default ? ` (default: ${o.default})` : ''}`;
+}
+
+/** The text `emr-bridge <command> --help` prints. */
+export function usageOf(spec: CommandSpec): string {
+  return [
+    `usage: emr-bridge ${spec.name}${spec.args ? ` ${spec.args}` : ''} [options]`,
+    '',
+    spec.summary,
+    '',
+    ...Object.entries(spec.options).map(([name, o]) => optionLine(name, o)),
+    optionLine('help', { type: 'boolean', short: 'h', help: 'this text' }),
+    ...(spec.notes?.length ? ['', ...spec.notes] : []),
+  ].join('\n');
+}
+
+/** The text `emr-bridge --help` prints. */
+export function overview(): string {
+  return [
+    'usage: emr-bridge <command> [options]',
+    '',
+    ...Object.values(SPECS).map((s: CommandSpec) => `  ${s.name.padEnd(14)} ${s.summary}`),
+    '',
+    "Each command answers --help. Settings come from the environment or .env (see .env.example).",
+  ].join('\n');
+}
+
+/** The README's command reference (between its `commands` markers): every command's usage, as --help prints it. */
+export function commandReference(): string {
+  return Object.values(SPECS)
+    .map((s: CommandSpec) => `\`npx emr-bridge ${s.name}\`\n\n\`\`\`\n${usageOf(s)}\n\`\`\``)
+    .join('\n\n');
+}

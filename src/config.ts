@@ -220,7 +220,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   };
 }
 
-const SETTING_NAMES: readonly string[] = Object.keys(schema.shape);
+/** Every setting emr-bridge reads (the README and .env.example document each; a test checks). */
+export const SETTING_NAMES: readonly string[] = Object.keys(schema.shape);
 const isLoopback = (url: string) => ['localhost', '127.0.0.1', '[::1]'].includes(new URL(url).hostname) || new URL(url).hostname.startsWith('127.');
 
 /**

@@ -8,7 +8,7 @@ import { request } from 'undici';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { EVENT_TYPES } from '../contract/events.ts';
-import { ensureClientKey, jwksOf } from '../emr/fhir/auth/keys.ts';
+import { ensureClientKey, jwksOf, loadClientKey } from '../emr/fhir/auth/keys.ts';
 import { startFhirServer } from '../fhir-server/server.ts';
 import type { Logger } from '../logger.ts';
 import { startSimulatorServer } from '../simulator/server.ts';
@@ -65,7 +65,9 @@ async function startBundledFhir(config: Config, logger: Logger, clock: Clock | u
     ...(auth.mode === 'smart' ? { auth: {} } : {}),
   });
   if (auth.mode === 'smart') {
-    const key = await ensureClientKey(auth.privateKeyPath);
+    // Registered under the kid the adapter signs with (FHIR_KEY_ID, else the thumbprint).
+    await ensureClientKey(auth.privateKeyPath);
+    const key = await loadClientKey(auth.privateKeyPath, auth.keyId);
     fhir.auth!.registerClient({ clientId: auth.clientId, jwks: jwksOf(key.publicJwk) });
   }
   return fhir;

@@ -7,7 +7,6 @@
 // smart/none ratio is the target (>= 0.95: sign-in must cost next to nothing once the token is held).
 // CPU per event (this process and the FHIR server's) is shown beside it: on a shared machine it moves
 // less than throughput does.
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,8 +21,8 @@ import type { EmrPort } from '../src/emr/port.ts';
 import { silentLogger } from '../src/logger.ts';
 import { ADAPTER_MIGRATIONS } from '../src/paths.ts';
 import { createProcessor } from '../src/processor/index.ts';
-import { startChild, type Child } from '../test/support/child.ts';
-import { appointmentEvent } from '../test/support/processor-fixture.ts';
+import { startChild, type Child } from './support/child.ts';
+import { appointmentEvent } from './support/events.ts';
 
 const APPOINTMENTS = 200;
 const EVENTS_PER = 10;
@@ -55,7 +54,7 @@ async function measure(emr: EmrPort, dir: string, name: string, prefix = '', ser
   db.transaction(() => {
     for (let e = 0; e < EVENTS_PER; e++)
       for (let a = 0; a < APPOINTMENTS; a++) {
-        const body: Record<string, unknown> = { ...appointmentEvent({ serviceId: `${prefix}apt_${a}`, eventType: TYPES[Math.min(e, 2)]!, occurredAt: new Date(Date.UTC(2026, 0, 1, 0, e)).toISOString(), startsAt: new Date(Date.UTC(2026, 1, 1, e)).toISOString() }), eventId: randomUUID() };
+        const body = appointmentEvent({ appointmentId: `${prefix}apt_${a}`, eventType: TYPES[Math.min(e, 2)]!, occurredAt: new Date(Date.UTC(2026, 0, 1, 0, e)).toISOString(), startsAt: new Date(Date.UTC(2026, 1, 1, e)).toISOString() });
         insert.run(body.eventId, String(body.eventType), '{}', Buffer.from(JSON.stringify(body)), systemClock.now());
       }
   })();

@@ -10,11 +10,11 @@ import { parseConfig } from '../src/config.ts';
 import { openDatabase } from '../src/database/open.ts';
 import { createMemoryEmr } from '../src/emr/memory/index.ts';
 import { silentLogger } from '../src/logger.ts';
+import { requestJson } from '../src/http/json-request.ts';
 import { ADAPTER_MIGRATIONS } from '../src/paths.ts';
 import { createPusher } from '../src/pusher/index.ts';
 import { createServiceClient } from '../src/service-client/client.ts';
-import { startChild } from '../test/support/child.ts';
-import { json } from '../test/support/stack.ts';
+import { startChild } from './support/child.ts';
 
 const DOCUMENTS = 300;
 const PDF_100KB = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(100 * 1024 - 9, 0x20)]).toString('base64');
@@ -25,8 +25,8 @@ export async function benchPusher(): Promise<{ rows: Record<string, string | num
   const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-bench-pusher-'));
   const sim = await startChild(['bin/emr-bridge.js', 'simulator', '--port', '0'], { env: { LOG_LEVEL: 'silent', SIMULATOR_DATABASE_PATH: '' } });
   try {
-    const clinicId = (await json<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, { quietHours: { start: '00:00', end: '00:00' } })).body.clinicId;
-    const key = (await json<{ key: string }>('POST', `${sim.url}/_sim/keys`, { clinicId })).body.key;
+    const clinicId = (await requestJson<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, { quietHours: { start: '00:00', end: '00:00' } })).body.clinicId;
+    const key = (await requestJson<{ key: string }>('POST', `${sim.url}/_sim/keys`, { clinicId })).body.key;
 
     let t0 = performance.now();
     const queue = Array.from({ length: DOCUMENTS }, (_, i) => `raw-${i}`);

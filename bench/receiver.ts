@@ -3,13 +3,13 @@
 // and answers 200 and (b) the receiver with its durable inbox (WAL, synchronous=FULL, group commit), in
 // the same run. Target: (b) reaches at least 0.5 of (a)'s requests/s with p99 under 25 ms, and the
 // inbox holds every acknowledged event.
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startChild } from '../test/support/child.ts';
-import { appointmentEventBody, signedWebhook } from '../test/support/webhooks.ts';
+import { signedWebhookHeaders } from '../src/signature/webhook-signature.ts';
+import { startChild } from './support/child.ts';
+import { appointmentEvent } from './support/events.ts';
 import { readFileSync } from 'node:fs';
 import { runLoad, type LoadResult } from './support/load.ts';
 
@@ -23,19 +23,26 @@ const CONCURRENCY = 50;
 const REQUESTS = 20_000;
 const MAX_SECONDS = 15;
 
-function body1500(): Record<string, unknown> {
-  const b = appointmentEventBody({ eventId: randomUUID() });
-  const size = Buffer.byteLength(JSON.stringify(b));
-  (b.appointment as Record<string, unknown>).notes = 'n'.repeat(Math.max(0, 1536 - size + 26));
-  return b;
+const KEY_ID = 'key_bench_0001';
+const SECRET = 'whsec_bench_secret_0001';
+
+/** A fresh appointment.created of about 1.5 KB, signed as the service sends it. */
+function delivery1500(): { eventId: string; headers: Record<string, string>; body: Buffer } {
+  const event = appointmentEvent();
+  const size = Buffer.byteLength(JSON.stringify(event));
+  event.appointment.notes = 'n'.repeat(Math.max(0, 1536 - size + String(event.appointment.notes).length));
+  const body = Buffer.from(JSON.stringify(event));
+  const eventId = String(event.eventId);
+  const headers = signedWebhookHeaders({ keyId: KEY_ID, secrets: [SECRET], timestamp: Math.floor(Date.now() / 1000), body, eventId, eventType: String(event.eventType), attempt: 1 });
+  return { eventId, headers, body };
 }
 
 async function measure(script: string, args: string[], onAck?: (eventId: string) => void): Promise<LoadResult & { cpuUsPerRequest: number }> {
-  const child = await startChild(['bin/run-ts.js', script, ...args]);
+  const child = await startChild(['bin/run-ts.js', script, ...args], { env: { SERVICE_KEY_ID: KEY_ID, SERVICE_SIGNING_SECRETS: SECRET } });
   try {
     const eventIds: string[] = [];
     // Warm-up: connections, JIT, the database file.
-    await runLoad({ url: child.url, path: '/webhooks/service', concurrency: CONCURRENCY, requests: 1_000, maxSeconds: 5, build: () => signedWebhook(Date.now(), { body: body1500() }), ...(onAck ? { onOk: () => undefined } : {}) });
+    await runLoad({ url: child.url, path: '/webhooks/service', concurrency: CONCURRENCY, requests: 1_000, maxSeconds: 5, build: () => delivery1500(), ...(onAck ? { onOk: () => undefined } : {}) });
     const cpu0 = cpuSeconds(child.proc.pid!);
     const result = await runLoad({
       url: child.url,
@@ -44,9 +51,9 @@ async function measure(script: string, args: string[], onAck?: (eventId: string)
       requests: REQUESTS,
       maxSeconds: MAX_SECONDS,
       build: (i) => {
-        const b = body1500();
-        eventIds[i] = String(b.eventId);
-        return signedWebhook(Date.now(), { body: b });
+        const d = delivery1500();
+        eventIds[i] = d.eventId;
+        return d;
       },
       onOk: (i) => onAck?.(eventIds[i]!),
     });
@@ -62,7 +69,7 @@ export async function benchReceiver(): Promise<{ rows: Record<string, string | n
   try {
     const bare = await measure('bench/support/bare-server.ts', []);
     const acknowledged: string[] = [];
-    const receiver = await measure('test/support/receiver-process.ts', [dbPath, '0'], (id) => acknowledged.push(id));
+    const receiver = await measure('bench/support/receiver-process.ts', [dbPath, '0'], (id) => acknowledged.push(id));
 
     const db = new Database(dbPath, { readonly: true });
     const has = db.prepare('SELECT 1 FROM inbox_events WHERE event_id = ?').pluck();

@@ -1,6 +1,6 @@
 // Simulator benchmark: webhook deliveries per second from the simulator to a fast local receiver (a bare
 // node:http server in another process that answers 200), signing included. Target: at least 2,000/s.
-import { startChild } from '../test/support/child.ts';
+import { startChild } from './support/child.ts';
 import { silentLogger } from '../src/logger.ts';
 import { createSimulator } from '../src/simulator/simulator.ts';
 import request from 'supertest';

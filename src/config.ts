@@ -60,6 +60,8 @@ const schema = z.object({
   // A document's content read from the EMR (a Binary's JSON is a third larger than the 15 MB file it holds).
   FHIR_MAX_CONTENT_BYTES: int(25 * 1024 * 1024, 1024),
   ADMIN_TOKEN: z.string().optional(),
+  // A document pushed through the admin API carries its file in base64 (15 MB of file is 20 MB of JSON).
+  ADMIN_MAX_BODY_BYTES: int(25 * 1024 * 1024, 1024),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   // About a day of retries at the backoff cap: an EMR outage or maintenance window is ridden out, not dead-lettered.
   PROCESSOR_MAX_ATTEMPTS: int(300, 1, 10_000),
@@ -79,6 +81,10 @@ const schema = z.object({
   PUSHER_BACKOFF_BASE_MS: int(2_000, 1),
   PUSHER_BACKOFF_MAX_MS: int(10 * 60_000, 1),
   PUSHER_HELD_POLL_SECONDS: int(300, 1),
+  PUSHER_POLL_MS: int(250, 10),
+  PUSHER_LEASE_MS: int(60_000, 1_000),
+  PUSHER_CONCURRENCY: int(16, 1, 64),
+  PUSHER_HELD_POLL_BATCH: int(50, 1, 1_000),
   SIMULATOR_DATABASE_PATH: z.string().optional(),
 });
 
@@ -120,6 +126,8 @@ export interface Config {
     maxContentBytes: number;
   };
   adminToken?: string;
+  /** Largest body the admin API reads (a pushed document carries its file). */
+  adminMaxBodyBytes: number;
   /** ADMIN_HOST/ADMIN_PORT: the admin API and /metrics on a listener of their own; unset: the adapter's port. */
   admin?: { host: string; port: number };
   /** NODE_ENV=production: no bundled part, https base URLs, a set ADMIN_TOKEN (checked here). */
@@ -140,6 +148,14 @@ export interface Config {
     backoffBaseMs: number;
     backoffMaxMs: number;
     heldPollSeconds: number;
+    /** Pause between passes of the send loop. */
+    pollMs: number;
+    /** How long a send holds a document before another may take it over. */
+    leaseMs: number;
+    /** Sends in flight at once. */
+    concurrency: number;
+    /** HELD documents polled, and statuses written back to the EMR, per pass at most. */
+    heldPollBatch: number;
   };
   simulator: { databasePath?: string };
   /**
@@ -196,6 +212,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       maxContentBytes: s.FHIR_MAX_CONTENT_BYTES,
     },
     ...(s.ADMIN_TOKEN ? { adminToken: s.ADMIN_TOKEN } : {}),
+    adminMaxBodyBytes: s.ADMIN_MAX_BODY_BYTES,
     ...(s.ADMIN_PORT !== undefined || s.ADMIN_HOST ? { admin: { host: s.ADMIN_HOST ?? s.HOST, port: s.ADMIN_PORT ?? 0 } } : {}),
     production: s.NODE_ENV === 'production',
     logLevel: s.LOG_LEVEL,
@@ -214,6 +231,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       backoffBaseMs: s.PUSHER_BACKOFF_BASE_MS,
       backoffMaxMs: s.PUSHER_BACKOFF_MAX_MS,
       heldPollSeconds: s.PUSHER_HELD_POLL_SECONDS,
+      pollMs: s.PUSHER_POLL_MS,
+      leaseMs: s.PUSHER_LEASE_MS,
+      concurrency: s.PUSHER_CONCURRENCY,
+      heldPollBatch: s.PUSHER_HELD_POLL_BATCH,
     },
     simulator: s.SIMULATOR_DATABASE_PATH ? { databasePath: resolve(s.SIMULATOR_DATABASE_PATH) } : {},
     bundled,

@@ -1,7 +1,7 @@
 // The CLI's way into a running adapter: its admin API over HTTP, with ADMIN_TOKEN. Commands that change
 // state go through the adapter rather than the database file, so they respect its leases and ordering.
-import { request } from 'undici';
 import type { Config } from '../config.ts';
+import { requestJson } from '../http/json-request.ts';
 import { UsageError } from './args.ts';
 import { cliDefaults } from './defaults.ts';
 
@@ -15,15 +15,7 @@ export function adminClientFrom(config: Config, adminUrl: string | undefined, ad
   const token = adminToken ?? defaults.adminToken;
   if (!token) throw new UsageError('ADMIN_TOKEN (or --admin-token) is required to reach the admin API');
   return {
-    async call(method, path, body) {
-      const res = await request(`${base}/admin${path}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-emr-bridge-source': 'cli' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.body.text();
-      return { status: res.statusCode, body: (text ? JSON.parse(text) : undefined) as never };
-    },
+    call: (method, path, body) => requestJson<never>(method, `${base}/admin${path}`, body, { authorization: `Bearer ${token}`, 'x-emr-bridge-source': 'cli' }),
   };
 }
 

@@ -1,8 +1,11 @@
-// `emr-bridge schemas [--out DIR] [--check]`: writes the JSON Schemas generated from the zod schemas
-// (samples/schemas by default); --check only reports whether the files on disk are current.
+// `emr-bridge schemas [--out DIR] [--openapi-out DIR] [--check]`: writes the JSON Schemas generated from the
+// zod schemas (samples/schemas by default) and the OpenAPI documents of the adapter's and the simulator's
+// APIs (docs/openapi by default); --check only reports whether the files on disk are current.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jsonSchemas, renderSchema } from '../contract/json-schemas.ts';
+import { renderOpenApi } from '../openapi/build.ts';
+import { OPENAPI_DIR, openApiDocuments } from '../openapi/documents.ts';
 import { SAMPLES_DIR } from '../paths.ts';
 import { parse } from './args.ts';
 import { SPECS } from './specs.ts';
@@ -10,11 +13,15 @@ import { print } from './output.ts';
 
 export async function schemasCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, SPECS.schemas);
-  const dir = values.out ?? join(SAMPLES_DIR, 'schemas');
+  const files: { dir: string; name: string; text: string }[] = [];
+  const schemaDir = values.out ?? join(SAMPLES_DIR, 'schemas');
+  for (const [name, schema] of Object.entries(jsonSchemas())) files.push({ dir: schemaDir, name, text: renderSchema(schema) });
+  const openApiDir = values['openapi-out'] ?? OPENAPI_DIR;
+  for (const [name, doc] of Object.entries(openApiDocuments())) files.push({ dir: openApiDir, name, text: renderOpenApi(doc) });
+
   let stale = 0;
-  for (const [name, schema] of Object.entries(jsonSchemas())) {
+  for (const { dir, name, text } of files) {
     const path = join(dir, name);
-    const text = renderSchema(schema);
     const current = existsSync(path) && readFileSync(path, 'utf8') === text;
     if (values.check) {
       if (!current) {

@@ -113,9 +113,10 @@ export const SPECS = {
   },
   schemas: {
     name: 'schemas',
-    summary: 'JSON Schemas generated from the zod schemas',
+    summary: 'JSON Schemas and OpenAPI documents generated from the zod schemas',
     options: {
-      out: { type: 'string', value: 'DIR', help: 'where to write them', default: 'samples/schemas' },
+      out: { type: 'string', value: 'DIR', help: 'where to write the JSON Schemas', default: 'samples/schemas' },
+      'openapi-out': { type: 'string', value: 'DIR', help: 'where to write the OpenAPI documents', default: 'docs/openapi' },
       check: { type: 'boolean', help: 'only report whether the files are current (exit 1 if not)' },
     },
   },

@@ -1,6 +1,7 @@
-// CONTRACT section 1 decisions that are not schemas: how keys are presented, error codes, the retry
-// ladder, timestamp tolerance. Each decision lives here so it changes in one edit when the real service
-// publishes its answer.
+// Decisions on the interface's gaps that are not schemas (docs/decisions.md): how keys are presented
+// (docs/decisions.md#api-key-presentation), error codes (docs/decisions.md#error-bodies), the retry
+// ladder (docs/decisions.md#retry-ladder-timing), the pause (docs/decisions.md#pause-and-resume). Each
+// decision lives here so it changes in one edit when the real service publishes its answer.
 
 /** How the API key is presented to the service. Keys are opaque: never parsed by the adapter. */
 export const authorizationHeader = (apiKey: string): string => `Bearer ${apiKey}`;

@@ -1,6 +1,6 @@
-// Document requests and responses of the integration API (service interface "Resources", CONTRACT
-// section 1). The simulator validates requests with these schemas; the pusher checks its own requests
-// with them before anything leaves.
+// Document requests and responses of the integration API (docs/service-interface.md, with
+// docs/decisions.md#document-request-limits). The simulator validates requests with these schemas; the
+// pusher checks its own requests with them before anything leaves.
 import { z } from 'zod';
 import { DOCUMENT_STATUSES, DOCUMENT_TYPES } from './events.ts';
 
@@ -34,7 +34,7 @@ export const labReportRequestSchema = z.object({
   meta: z.record(z.string(), z.unknown()).optional(),
 });
 
-/** CONTRACT: a prescription accepts patientPhone and patientName as a lab report does. */
+/** A prescription accepts patientPhone and patientName as a lab report does (docs/decisions.md#prescription-patient-fields). */
 export const prescriptionRequestSchema = z.object({
   ...common,
   doctorPhone: z.string().min(1).optional(),
@@ -63,7 +63,7 @@ export type DocumentResource = z.infer<typeof documentResourceSchema>;
 /** The request path of each document type. */
 export const DOCUMENT_PATHS = { lab_report: 'lab-reports', prescription: 'prescriptions' } as const;
 
-/** Judges a file by its leading bytes, never by its name (CONTRACT: 415 unsupported_file_type). */
+/** Judges a file by its leading bytes, never by its name (415 unsupported_file_type, docs/decisions.md#error-bodies). */
 export function sniffMimeType(bytes: Uint8Array): AcceptedMimeType | undefined {
   if (bytes.length >= 5 && bytes[0] === 0x25 && bytes[1] === 0x50 && bytes[2] === 0x44 && bytes[3] === 0x46 && bytes[4] === 0x2d)
     return 'application/pdf'; // %PDF-

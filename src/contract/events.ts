@@ -1,10 +1,12 @@
-// The nine webhook event types of the service interface (and CONTRACT section 1 for the bodies the
-// interface leaves open), as zod schemas. The simulator builds events that pass these; the processor
-// parses with them; samples/schemas/*.json are generated from them. Objects are loose (extra keys kept)
-// and enumerations open (an unknown value is kept, not rejected), as CONTRACT section 1 requires.
+// The nine webhook event types of docs/service-interface.md (and docs/decisions.md#patient-created-body,
+// docs/decisions.md#document-event-bodies for the bodies the interface leaves open), as zod schemas. The
+// simulator builds events that pass these; the processor parses with them; samples/schemas/*.json are
+// generated from them. Objects are loose (extra keys kept) and enumerations open (an unknown value is kept,
+// not rejected), as docs/decisions.md#open-enumerations and docs/decisions.md#required-fields-and-extra-keys
+// decide.
 import { z } from 'zod';
 
-/** Values seen or fixed by CONTRACT; others are accepted and passed on. */
+/** Values seen or fixed by docs/decisions.md#open-enumerations; others are accepted and passed on. */
 export const APPOINTMENT_STATUSES = ['Approved', 'Pending', 'Cancelled', 'Completed', 'NoShow'] as const;
 export const APPOINTMENT_MODES = ['Offline', 'Online'] as const;
 export const PAYMENT_TYPES = ['Full', 'Partial', 'Unpaid'] as const;

@@ -24,9 +24,3 @@ export class EmrError extends AppError {
     super({ code, status: 502, message, retryable: RETRYABLE.has(code), incident: INCIDENT.has(code), cause });
   }
 }
-
-/**
- * The one rule for which HTTP answers from the EMR (FHIR calls, document contents, the token endpoint)
- * can pass by themselves: server errors, rate limiting and request timeouts.
- */
-export const isTransientStatus = (status: number): boolean => status >= 500 || status === 429 || status === 408;

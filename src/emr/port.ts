@@ -1,7 +1,8 @@
 // The whole EMR side of emr-bridge as one interface. The processor and the pusher talk only to this;
 // the FHIR R4 adapter in ./fhir/ implements it. Failures are EmrError (./errors.ts): an outage, a refusal
 // of one call, or an incident (the EMR refuses the adapter itself). A fork for another EMR re-implements this one file's
-// interface in a folder of its own and changes the one line in src/runtime that constructs it.
+// interface in a folder of its own, proves it with the suite in test/emr/conformance/describe-emr-port.ts, and
+// hands it to startAdapter (src/runtime/adapter.ts); docs/forking.md goes step by step.
 import type { DocumentStatus, DocumentType, Payment } from '../contract/events.ts';
 
 /** A record in the EMR: its own identifier (for FHIR, the resource's logical id). */

@@ -12,6 +12,8 @@ export interface ReadinessCheck {
   name: string;
   /** Throws (or returns false) when not ready. */
   check(): boolean | Promise<boolean>;
+  /** Reported in /readyz's `checks` but never makes it 503 (a neighbour whose outage must not stop the receiver). */
+  advisory?: boolean;
 }
 
 export interface AppDeps {
@@ -21,6 +23,8 @@ export interface AppDeps {
   routers: Router[];
   /** Routers mounted under /admin, behind the admin token. */
   adminRouters: Router[];
+  /** Routers served without the token where the admin API is, never on the public surface (GET /openapi.json). */
+  adminSurfaceRouters?: Router[];
   adminToken: string | undefined;
   readiness: ReadinessCheck[];
   /**
@@ -46,17 +50,19 @@ export function createApp(deps: AppDeps): Koa {
     ctx.body = { status: 'ok' };
   });
   root.get('/readyz', async (ctx) => {
+    // All at once: a slow neighbour's probe (bounded) does not add to the others'.
+    const outcomes = await Promise.all(
+      deps.readiness.map(async (r) => {
+        try {
+          return (await r.check()) !== false;
+        } catch {
+          return false;
+        }
+      }),
+    );
     const results: Record<string, 'ok' | 'failing'> = {};
-    for (const r of deps.readiness) {
-      let ok = false;
-      try {
-        ok = (await r.check()) !== false;
-      } catch {
-        ok = false;
-      }
-      results[r.name] = ok ? 'ok' : 'failing';
-    }
-    const ready = Object.values(results).every((v) => v === 'ok');
+    deps.readiness.forEach((r, i) => (results[r.name] = outcomes[i] ? 'ok' : 'failing'));
+    const ready = deps.readiness.every((r, i) => r.advisory || outcomes[i]);
     ctx.status = ready ? 200 : 503;
     ctx.body = { status: ready ? 'ready' : 'not_ready', checks: results };
   });
@@ -67,6 +73,7 @@ export function createApp(deps: AppDeps): Koa {
     });
   app.use(root.routes()).use(root.allowedMethods());
   if (surface === 'public') return app;
+  for (const r of deps.adminSurfaceRouters ?? []) app.use(r.routes()).use(r.allowedMethods());
 
   const admin = new Router({ prefix: '/admin' });
   admin.use(adminAuth(deps.adminToken));

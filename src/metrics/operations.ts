@@ -4,7 +4,7 @@
 import { Gauge } from 'prom-client';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../database/open.ts';
-import { createMappingBacklog } from '../processor/mappings.ts';
+import { createMappingBacklog } from '../mappings/outbox.ts';
 import { createQueueReadings } from '../processor/queue.ts';
 import type { Outbox } from '../pusher/outbox.ts';
 import type { DependencyStatus } from '../status/dependency-status.ts';

@@ -13,8 +13,14 @@ import { createDeadLetters, deadLetterPosition, type DeadLetters } from './dead-
 
 /** Who dismissed: one admin token for now, so 'admin'. */
 const DISMISSED_BY = 'admin';
+/** Largest body these routes read: a reason or a filter, never a document. */
+const SMALL_BODY_BYTES = 64 * 1024;
 
-const dismissBody = z.strictObject({ reason: z.string().trim().min(1).max(500) });
+export const dismissBody = z.strictObject({ reason: z.string().trim().min(1).max(500) });
+/** POST /admin/dead-letters/replay: every dead letter, or every one of an event type. */
+export const replayAllBody = z.strictObject({ eventType: z.string().min(1).optional() });
+/** GET /admin/dead-letters: its own parameter besides the shared ones (src/http/list-query.ts). */
+export const deadLetterListParams = { state: z.enum(['dead', 'dismissed']).optional() };
 
 const notDeadLetter = (message: string) => new AppError({ code: 'not_dead_letter', status: 409, message });
 
@@ -25,12 +31,12 @@ export function createProcessorAdminRouter(deps: { db: Db; clock: Clock; logger:
     ctx.body = listDeadLetters(deadLetters, ctx.query);
   });
   router.post('/dead-letters/replay', async (ctx) => {
-    const body = await readValidated(ctx.req, z.strictObject({ eventType: z.string().min(1).optional() }), 64 * 1024);
+    const body = await readValidated(ctx.req, replayAllBody, SMALL_BODY_BYTES);
     ctx.body = { replayed: deadLetters.replayAll(body.eventType ? { eventType: body.eventType } : {}) };
   });
   router.post('/dead-letters/mappings/:entityType/:serviceId/dismiss', async (ctx) => {
     const { entityType, serviceId } = ctx.params as { entityType: string; serviceId: string };
-    const { reason } = await readValidated(ctx.req, dismissBody, 64 * 1024);
+    const { reason } = await readValidated(ctx.req, dismissBody, SMALL_BODY_BYTES);
     const mapping = deadLetters.getMapping(entityType, serviceId);
     if (!mapping) throw new NotFoundError('no such mapping');
     if (!deadLetters.dismissMapping(entityType, serviceId, reason, DISMISSED_BY))
@@ -47,7 +53,7 @@ export function createProcessorAdminRouter(deps: { db: Db; clock: Clock; logger:
   });
   router.post('/dead-letters/:eventId/dismiss', async (ctx) => {
     const eventId = ctx.params.eventId!;
-    const { reason } = await readValidated(ctx.req, dismissBody, 64 * 1024);
+    const { reason } = await readValidated(ctx.req, dismissBody, SMALL_BODY_BYTES);
     const event = deadLetters.get(eventId);
     if (!event) throw new NotFoundError('no such event');
     if (!deadLetters.dismiss(eventId, reason, DISMISSED_BY))
@@ -64,7 +70,7 @@ export function createProcessorAdminRouter(deps: { db: Db; clock: Clock; logger:
 
 /** GET /admin/dead-letters: `state` (dead by default, or dismissed) plus the shared list parameters. */
 function listDeadLetters(deadLetters: DeadLetters, query: unknown) {
-  const q = parseListQuery(query, { state: z.enum(['dead', 'dismissed']).optional() });
+  const q = parseListQuery(query, deadLetterListParams);
   const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, deadLetterPosition);
   const page = deadLetters.page({ state: q.state ?? 'dead', limit: q.limit, after, type: q.type, since: q.since, until: q.until });
   return { events: page.events, mappings: page.mappings, nextCursor: page.next && encodeCursor(page.next) };

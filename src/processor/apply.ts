@@ -8,7 +8,7 @@ import type { MappingEntityType } from '../contract/api.ts';
 import type { AppointmentEvent, DocumentEvent, PatientCreatedEvent, WebhookEvent } from '../contract/events.ts';
 import type { EmrPort, EmrRecord } from '../emr/port.ts';
 import type { EntityLocks } from './entity-locks.ts';
-import type { MappingStore } from './mappings.ts';
+import type { MappingStore } from '../mappings/store.ts';
 import type { AppliedVersion, EntityVersions } from './versions.ts';
 
 export interface DocumentEventSink {
@@ -37,7 +37,8 @@ export interface Claim {
   emrId: string;
 }
 
-async function resolve(
+/** The EMR record of a service entity: the mapped one, or one found or created now (and claimed for the service when it has none). */
+async function findOrClaim(
   deps: ApplyDeps,
   claims: Claim[],
   entityType: MappingEntityType,
@@ -72,7 +73,7 @@ async function applyPatientSnapshot(
   return deps.locks.run(entityKey, async () => {
     // The service's externalId, when it has one, is an EMR patient id: the EMR's own record the service met
     // through a document (sent with patientExternalId), which this event must find, not duplicate.
-    const record = await resolve(deps, out.claims, 'patient', patient, () => deps.emr.ensurePatient({ ...input, externalId: patient.externalId }));
+    const record = await findOrClaim(deps, out.claims, 'patient', patient, () => deps.emr.ensurePatient({ ...input, externalId: patient.externalId }));
     const applied = deps.versions.newest(entityKey);
     if (applied !== undefined && occurredAt < applied.occurredAt) return record.id;
     const hash = createHash('sha256').update(JSON.stringify([input.name, input.phone])).digest('base64url');
@@ -90,10 +91,10 @@ async function applyPatientSnapshot(
 async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Applied): Promise<void> {
   const claims = out.claims;
   const patient = { id: await applyPatientSnapshot(deps, out, e.patient, e.occurredAt) };
-  const doctor = await resolve(deps, claims, 'doctor', e.doctor, () =>
+  const doctor = await findOrClaim(deps, claims, 'doctor', e.doctor, () =>
     deps.emr.ensurePractitioner({ serviceId: e.doctor.serviceId, name: e.doctor.name }),
   );
-  const location = await resolve(deps, claims, 'location', e.location, () =>
+  const location = await findOrClaim(deps, claims, 'location', e.location, () =>
     deps.emr.ensureLocation({ serviceId: e.location.serviceId, name: e.location.name }),
   );
   const a = e.appointment;
@@ -111,7 +112,7 @@ async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Appli
     locationId: location.id,
     occurredAt: e.occurredAt,
   };
-  const appointment = await resolve(deps, claims, 'appointment', a, () => deps.emr.ensureAppointment(input));
+  const appointment = await findOrClaim(deps, claims, 'appointment', a, () => deps.emr.ensureAppointment(input));
   // A record that already existed (found, not created by this call) gets this event's full snapshot.
   if (!appointment.isNew) await deps.emr.updateAppointment(appointment.id, input);
 }

@@ -1,10 +1,14 @@
 // The processor's queue over SQLite: takes new inbox rows in (validating them once), hands out the
 // oldest open event of each entity whose turn has come (so one entity's events apply in order and a
-// failing one holds back only its own entity), and records every state change. Work is held with a
-// lease: an event whose lease ran out (a crash, a restart) is handed out again.
+// failing one holds back only its own entity), and records every state change. Work is held with the
+// lease of ../work/lease.ts: an event whose lease ran out (a crash, a restart) is handed out again.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../database/open.ts';
+import { createLeaseClaim } from '../work/lease.ts';
 import { parseStoredEvent } from './parse.ts';
+
+/** Inbox rows taken in per intake, at most. */
+const INTAKE_BATCH = 500;
 
 /** 'dismissed': a dead letter a person set aside for good (see dead-letters.ts). */
 export type EventState = 'pending' | 'retrying' | 'applied' | 'discarded_stale' | 'dead' | 'dismissed';
@@ -32,13 +36,32 @@ export interface Queue {
   releaseLeases(): number;
 }
 
-export function createQueue(db: Db, clock: Clock): Queue {
+/** Queue.intake: inbox rows past the cursor become processing rows (pending, or dead when not an event). */
+function createIntake(db: Db, clock: Clock): Queue['intake'] {
   const cursor = db.prepare('SELECT last_inbox_id FROM processor_cursor WHERE id = 1').pluck();
   const newRows = db.prepare('SELECT id, event_id, body FROM inbox_events WHERE id > ? ORDER BY id LIMIT ?');
   const insert = db.prepare(
     'INSERT INTO processing (inbox_id, entity_key, state, last_error, finished_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
   );
   const moveCursor = db.prepare('UPDATE processor_cursor SET last_inbox_id = ? WHERE id = 1');
+  const intakeTx = db.transaction((limit: number) => {
+    const rows = newRows.all(cursor.get(), limit) as { id: number; event_id: string; body: Buffer | null }[];
+    const dead: { eventId: string; reason: string }[] = [];
+    for (const row of rows) {
+      const parsed = parseStoredEvent(row.body, row.event_id);
+      if (parsed.ok) insert.run(row.id, parsed.entityKey, 'pending', null, null);
+      else {
+        insert.run(row.id, null, 'dead', parsed.reason, clock.now());
+        dead.push({ eventId: row.event_id, reason: parsed.reason });
+      }
+    }
+    if (rows.length) moveCursor.run(rows[rows.length - 1]!.id);
+    return { taken: rows.length, dead };
+  });
+  return (limit = INTAKE_BATCH) => intakeTx.immediate(limit);
+}
+
+export function createQueue(db: Db, clock: Clock): Queue {
   const heads = db.prepare(`
     SELECT p.inbox_id AS inboxId, e.event_id AS eventId, p.entity_key AS entityKey, p.attempts, e.body
     FROM processing p JOIN inbox_events e ON e.id = p.inbox_id
@@ -58,32 +81,14 @@ export function createQueue(db: Db, clock: Clock): Queue {
   );
   const release = db.prepare("UPDATE processing SET lease_until = NULL WHERE lease_until IS NOT NULL AND state IN ('pending', 'retrying')");
 
-  const intakeTx = db.transaction((limit: number) => {
-    const rows = newRows.all(cursor.get(), limit) as { id: number; event_id: string; body: Buffer | null }[];
-    const dead: { eventId: string; reason: string }[] = [];
-    for (const row of rows) {
-      const parsed = parseStoredEvent(row.body, row.event_id);
-      if (parsed.ok) insert.run(row.id, parsed.entityKey, 'pending', null, null);
-      else {
-        insert.run(row.id, null, 'dead', parsed.reason, clock.now());
-        dead.push({ eventId: row.event_id, reason: parsed.reason });
-      }
-    }
-    if (rows.length) moveCursor.run(rows[rows.length - 1]!.id);
-    return { taken: rows.length, dead };
-  });
-
-  const claimTx = db.transaction((limit: number, leaseMs: number) => {
-    const now = clock.now();
-    const candidates = heads.all({ now, limit }) as ClaimedEvent[];
-    return candidates
-      .filter((c) => lease.run(now + leaseMs, c.inboxId, now).changes === 1)
-      .map((c) => ({ ...c, attempts: c.attempts + 1 }));
+  const claim = createLeaseClaim(db, clock, {
+    due: (now, limit) => heads.all({ now, limit }) as ClaimedEvent[],
+    take: (c, until, now) => lease.run(until, c.inboxId, now).changes === 1,
   });
 
   return {
-    intake: (limit = 500) => intakeTx.immediate(limit),
-    claim: (limit, leaseMs) => claimTx.immediate(limit, leaseMs),
+    intake: createIntake(db, clock),
+    claim,
     finish: (inboxId, state, reason) => {
       finish.run(state, reason ?? null, clock.now(), inboxId);
     },
@@ -99,7 +104,14 @@ export function createQueue(db: Db, clock: Clock): Queue {
 }
 
 /** Read-only views of the queue, for metrics: how many events wait, and since when the oldest does. */
-export function createQueueReadings(db: Db) {
+export interface QueueReadings {
+  /** Events not yet final (including inbox rows not yet taken in). */
+  depth(): number;
+  /** When the oldest of those was received (epoch ms); undefined when none waits. */
+  oldestOpenReceivedAt(): number | undefined;
+}
+
+export function createQueueReadings(db: Db): QueueReadings {
   const cursor = db.prepare('SELECT last_inbox_id FROM processor_cursor WHERE id = 1').pluck();
   const open = db.prepare("SELECT count(*) FROM processing WHERE state IN ('pending', 'retrying')").pluck();
   const untaken = db.prepare('SELECT count(*) FROM inbox_events WHERE id > ?').pluck();
@@ -108,10 +120,8 @@ export function createQueueReadings(db: Db) {
   ).pluck();
   const oldestUntaken = db.prepare('SELECT received_at FROM inbox_events WHERE id > ? ORDER BY id LIMIT 1').pluck();
   return {
-    /** Events not yet final (including inbox rows not yet taken in). */
-    depth: (): number => (open.get() as number) + (untaken.get(cursor.get()) as number),
-    /** When the oldest of those was received (epoch ms); undefined when none waits. */
-    oldestOpenReceivedAt(): number | undefined {
+    depth: () => (open.get() as number) + (untaken.get(cursor.get()) as number),
+    oldestOpenReceivedAt() {
       const times = [oldestOpen.get(), oldestUntaken.get(cursor.get())].filter((t): t is number => typeof t === 'number');
       return times.length ? Math.min(...times) : undefined;
     },

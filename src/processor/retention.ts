@@ -7,7 +7,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../database/open.ts';
 import { createFinishedDocumentPruner } from '../pusher/outbox.ts';
-import { createSentMappingPruner } from './mappings.ts';
+import { createSentMappingPruner } from '../mappings/outbox.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -18,7 +18,12 @@ export interface Pruned {
   mappings: number;
 }
 
-export function createRetention(db: Db, clock: Clock, settings: Config['retention']) {
+export interface Retention {
+  /** Deletes what is past its retention, in one transaction; says how many of each. */
+  prune(): Pruned;
+}
+
+export function createRetention(db: Db, clock: Clock, settings: Config['retention']): Retention {
   const dropBodies = db.prepare(`
     UPDATE inbox_events SET body = NULL
     WHERE body IS NOT NULL AND id IN (
@@ -43,5 +48,5 @@ export function createRetention(db: Db, clock: Clock, settings: Config['retentio
     dropProcessing.run(cutoff);
     return { bodies, events, documents: dropDocuments(cutoff), mappings: dropMappings(cutoff) };
   });
-  return { prune: (): Pruned => prune.immediate() };
+  return { prune: () => prune.immediate() };
 }

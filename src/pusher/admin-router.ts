@@ -15,6 +15,9 @@ import type { Pusher } from './pusher.ts';
 
 const STATES = ['queued', 'SENT', 'HELD', 'FAILED', 'SUPPRESSED', 'REJECTED'] as const satisfies readonly OutboxState[];
 
+/** GET /admin/documents: its own parameters besides the shared ones (src/http/list-query.ts). */
+export const documentListParams = { status: z.enum(STATES).optional(), type: z.enum(DOCUMENT_TYPES).optional() };
+
 const documentPosition = z.strictObject({ createdAt: z.number().int(), externalId: z.string() });
 
 /** The first field of a document request that the interface does not define, as a dotted path. */
@@ -31,10 +34,17 @@ function unknownRequestField(documentType: DocumentType, request: Record<string,
 }
 const FILE_FIELDS = ['base64', 'url', 'filename', 'mimeType'];
 
-export function createPusherAdminRouter(deps: { pusher: Pusher; logger: Logger }): Router {
+export interface PusherAdminDeps {
+  pusher: Pusher;
+  logger: Logger;
+  /** ADMIN_MAX_BODY_BYTES: a pushed document carries its file in base64. */
+  maxBodyBytes: number;
+}
+
+export function createPusherAdminRouter(deps: PusherAdminDeps): Router {
   const router = new Router();
   router.post('/documents', async (ctx) => {
-    const body = await readJson(ctx.req, 25 * 1024 * 1024);
+    const body = await readJson(ctx.req, deps.maxBodyBytes);
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('the body must be a JSON object');
     const { documentType, ...request } = body as Record<string, unknown>;
     if (!(DOCUMENT_TYPES as readonly unknown[]).includes(documentType))
@@ -53,7 +63,7 @@ export function createPusherAdminRouter(deps: { pusher: Pusher; logger: Logger }
     ctx.body = { document: publicView(result.row), created: result.created };
   });
   router.get('/documents', (ctx) => {
-    const q = parseListQuery(ctx.query, { status: z.enum(STATES).optional(), type: z.enum(DOCUMENT_TYPES).optional() });
+    const q = parseListQuery(ctx.query, documentListParams);
     const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, documentPosition);
     const page = deps.pusher.outbox.page({ limit: q.limit, after, status: q.status, type: q.type, since: q.since, until: q.until });
     ctx.body = { documents: page.rows.map(publicView), nextCursor: page.next && encodeCursor(page.next) };

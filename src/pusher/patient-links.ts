@@ -5,7 +5,7 @@
 // posts it to the service and writes the service's id into the EMR record itself.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../database/open.ts';
-import { createMappingStore } from '../processor/mappings.ts';
+import { createMappingStore } from '../mappings/store.ts';
 
 export interface PatientLinks {
   /**

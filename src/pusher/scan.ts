@@ -9,7 +9,7 @@ import type { EmrDocument, EmrPort } from '../emr/port.ts';
 import { describeError, isRetryable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { checkDocument, type CheckResult } from './checks.ts';
-import type { Outbox } from './outbox.ts';
+import type { Outbox, OutboxRow } from './outbox.ts';
 
 /**
  * Whether the request names the patient by the EMR's own id (patientExternalId). Always when the service
@@ -40,12 +40,55 @@ async function requestFor(emr: EmrPort, doc: EmrDocument): Promise<Record<string
   return request;
 }
 
-export function createScanner(deps: { db: Db; clock: Clock; logger: Logger; emr: EmrPort; outbox: Outbox }) {
+export interface Scanner {
+  /** Takes in what changed in the EMR since the watermark; returns how many new documents entered the outbox. */
+  scanOnce(): Promise<number>;
+}
+
+/** One scanned EMR document, checked; 'unavailable' when its content could not be read now. */
+type Taken = CheckResult | 'unavailable';
+
+export function createScanner(deps: { db: Db; clock: Clock; logger: Logger; emr: EmrPort; outbox: Outbox }): Scanner {
   const read = deps.db.prepare('SELECT watermark FROM pusher_watermark WHERE id = 1').pluck();
   const write = deps.db.prepare('UPDATE pusher_watermark SET watermark = ? WHERE id = 1');
+
+  /** The request of a document, checked; content the EMR refuses for good rejects it with that reason. */
+  async function check(doc: EmrDocument, log: Logger): Promise<Taken> {
+    try {
+      return checkDocument(doc.documentType, await requestFor(deps.emr, doc));
+    } catch (err) {
+      // An outage or an incident leaves the document for the next scan (same watermark), failing nothing.
+      if (isRetryable(err)) {
+        log.warn({ err: describeError(err) }, 'document content unavailable; will retry on the next scan');
+        return 'unavailable';
+      }
+      const d = describeError(err);
+      return { ok: false, code: d.code ?? 'document_content_refused', reason: d.message };
+    }
+  }
+
+  /** Files a checked document: a new row, or a new version of one refused before. Returns whether it was added. */
+  function file(doc: EmrDocument, checked: CheckResult, existing: OutboxRow | undefined, log: Logger): boolean {
+    if (existing) {
+      if (checked.ok) deps.outbox.requeue(doc.id, checked.request, doc.version);
+      else deps.outbox.recordRejection(doc.id, checked.code, checked.reason, doc.version);
+      return checked.ok;
+    }
+    const { created } = deps.outbox.enqueue({
+      externalId: doc.id,
+      documentType: doc.documentType,
+      source: 'emr',
+      emrDocumentId: doc.id,
+      emrVersion: doc.version,
+      ...(doc.patient.id ? { emrPatientId: doc.patient.id } : {}),
+      ...(checked.ok ? { request: checked.request } : { rejected: { code: checked.code, reason: checked.reason } }),
+    });
+    if (created) log.info({ accepted: checked.ok, ...(checked.ok ? {} : { code: checked.code }) }, 'document taken from the EMR');
+    return created;
+  }
+
   return {
-    /** Returns how many new documents entered the outbox. */
-    async scanOnce(): Promise<number> {
+    async scanOnce() {
       const since = (read.get() as string | null) ?? undefined;
       const { documents, watermark } = await deps.emr.listDocumentsChangedSince(since);
       let added = 0;
@@ -54,38 +97,9 @@ export function createScanner(deps: { db: Db; clock: Clock; logger: Logger; emr:
         // Only a document refused by the local checks is looked at again, once the EMR has changed it.
         if (existing && (existing.state !== 'REJECTED' || existing.emr_version === doc.version)) continue;
         const log = deps.logger.child({ externalId: doc.id, documentType: doc.documentType });
-        let checked: CheckResult;
-        try {
-          checked = checkDocument(doc.documentType, await requestFor(deps.emr, doc));
-        } catch (err) {
-          // Content the EMR refuses for good (or that is not to be read) rejects the document with that reason;
-          // an outage or an incident leaves it for the next scan (same watermark), failing nothing.
-          if (isRetryable(err)) {
-            log.warn({ err: describeError(err) }, 'document content unavailable; will retry on the next scan');
-            return added;
-          }
-          const d = describeError(err);
-          checked = { ok: false, code: d.code ?? 'document_content_refused', reason: d.message };
-        }
-        if (existing) {
-          if (checked.ok) deps.outbox.requeue(doc.id, checked.request, doc.version);
-          else deps.outbox.recordRejection(doc.id, checked.code, checked.reason, doc.version);
-          added += checked.ok ? 1 : 0;
-          continue;
-        }
-        const { created } = deps.outbox.enqueue({
-          externalId: doc.id,
-          documentType: doc.documentType,
-          source: 'emr',
-          emrDocumentId: doc.id,
-          emrVersion: doc.version,
-          ...(doc.patient.id ? { emrPatientId: doc.patient.id } : {}),
-          ...(checked.ok ? { request: checked.request } : { rejected: { code: checked.code, reason: checked.reason } }),
-        });
-        if (created) {
-          added++;
-          log.info({ accepted: checked.ok, ...(checked.ok ? {} : { code: checked.code }) }, 'document taken from the EMR');
-        }
+        const checked = await check(doc, log);
+        if (checked === 'unavailable') return added;
+        if (file(doc, checked, existing, log)) added++;
       }
       if (watermark) write.run(watermark);
       return added;

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { sleep, type Clock } from '../clock.ts';
-import { signatureHeader } from '../signature/webhook-signature.ts';
+import { signedWebhookHeaders } from '../signature/webhook-signature.ts';
 import { entityChains } from './entity-chains.ts';
 import { loadSamples, type Delivery, type Expectation, type Sample } from './samples.ts';
 
@@ -90,19 +90,18 @@ export async function runReplay(opts: ReplayOptions): Promise<{ rows: ReplayRow[
     if (parsedBody?.eventId) eventId = String(parsedBody.eventId);
     else if (step.eventId) eventId = opts.freshIds ? (freshen({ eventId: step.eventId }, ids) as { eventId: string }).eventId : step.eventId;
     else eventId = randomUUID();
-    const ts = String(Math.floor(opts.clock.now() / 1000));
     const secrets = step.signature === 'invalid' ? ['not-the-signing-secret'] : opts.secrets;
     const res = await request(opts.to, {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-service-key': opts.keyId,
-        'x-service-timestamp': ts,
-        'x-service-signature': signatureHeader(secrets, ts, body),
-        'x-service-event-id': eventId,
-        'x-service-event-type': String(parsedBody?.eventType ?? step.eventType ?? 'unknown'),
-        'x-service-delivery-attempt': '1',
-      },
+      headers: signedWebhookHeaders({
+        keyId: opts.keyId,
+        secrets,
+        timestamp: Math.floor(opts.clock.now() / 1000),
+        body,
+        eventId,
+        eventType: String(parsedBody?.eventType ?? step.eventType ?? 'unknown'),
+        attempt: 1,
+      }),
       body,
     });
     const text = await res.body.text();

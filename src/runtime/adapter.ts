@@ -14,6 +14,8 @@ import { createInbox, type Inbox } from '../inbox/inbox.ts';
 import type { Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics/metrics.ts';
 import { registerAdapterOperationalMetrics } from '../metrics/operations.ts';
+import { adminOpenApi } from '../openapi/admin.ts';
+import { createOpenApiRouter } from '../openapi/router.ts';
 import { ADAPTER_MIGRATIONS } from '../paths.ts';
 import { createProcessor, createProcessorAdminRouter } from '../processor/index.ts';
 import { createDocumentEventSink, createPusher, createPusherAdminRouter } from '../pusher/index.ts';
@@ -21,6 +23,7 @@ import { createReceiverRouter, WEBHOOK_PATH } from '../receiver/router.ts';
 import { createServiceClient, type ServiceClient } from '../service-client/client.ts';
 import { createStatusAdminRouter } from '../status/admin-router.ts';
 import { createDependencyStatus, observed, type DependencyStatus } from '../status/dependency-status.ts';
+import { cachedProbe, createReachability, NEIGHBOUR_PROBE, type Reachability } from '../status/readiness-probes.ts';
 import { createIncidentGate } from '../work/incident-gate.ts';
 import { startBundledServices, type BundledServices } from './bundled.ts';
 import { checkEmrAtStart, type EmrWatch } from './emr-check.ts';
@@ -30,7 +33,7 @@ export interface StartAdapterOptions {
   config: Config;
   logger: Logger;
   clock?: Clock;
-  /** Replaces the EMR port built from the config (tests, benchmarks, forks); no bundled FHIR server starts then. */
+  /** Replaces the EMR port built from the config (tests, benchmarks, forks); no bundled FHIR server starts then, and FHIR_AUTH is not read. */
   emr?: EmrPort;
 }
 
@@ -104,7 +107,7 @@ function buildWorkers(opts: StartAdapterOptions, parts: { db: Db; clock: Clock; 
 
 function appDependencies(
   opts: StartAdapterOptions,
-  parts: { inbox: Inbox; db: Db; clock: Clock; metrics: Metrics; status: DependencyStatus; credentials: Credentials; fhirAuth: FhirAuthSettings; adminToken: string; workers: ReturnType<typeof buildWorkers>; workersRunning: () => boolean },
+  parts: { inbox: Inbox; db: Db; clock: Clock; metrics: Metrics; status: DependencyStatus; credentials: Credentials; fhirAuth: FhirAuthSettings; adminToken: string; workers: ReturnType<typeof buildWorkers>; workersRunning: () => boolean; emr: EmrPort; service: Reachability },
 ): AppDeps {
   const { config, logger } = opts;
   const { inbox, db, clock, metrics, status, credentials, fhirAuth } = parts;
@@ -127,12 +130,17 @@ function appDependencies(
     adminRouters: [
       createStatusAdminRouter({ status, database: inbox }),
       createProcessorAdminRouter({ db, clock, logger: logger.child({ component: 'admin' }) }),
-      createPusherAdminRouter({ logger: logger.child({ component: 'admin' }), pusher: parts.workers.pusher }),
+      createPusherAdminRouter({ logger: logger.child({ component: 'admin' }), pusher: parts.workers.pusher, maxBodyBytes: config.adminMaxBodyBytes }),
     ],
+    adminSurfaceRouters: [createOpenApiRouter(adminOpenApi)],
     adminToken: parts.adminToken,
     readiness: [
       { name: 'database', check: () => inbox.isWritable() },
       { name: 'workers', check: parts.workersRunning },
+      // Reported, never deciding: while the EMR or the service is down the receiver must keep taking
+      // webhooks (the inbox is durable; the workers wait and retry). Probed at most every few seconds.
+      { name: 'emr', advisory: true, check: cachedProbe(() => parts.emr.ping(), { clock, ...NEIGHBOUR_PROBE }) },
+      { name: 'service', advisory: true, check: cachedProbe(() => parts.service.check(), { clock, ...NEIGHBOUR_PROBE }) },
     ],
   };
 }
@@ -148,7 +156,8 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     }
     // A key that cannot be used stops start-up before anything runs (the bundled EMR makes its own first).
     const bundledFhir = config.bundled.fhir && !opts.emr;
-    let fhirAuth: FhirAuthSettings | undefined = bundledFhir ? undefined : await loadFhirAuthSettings(config.fhir.auth);
+    // An EMR passed in (a fork's) signs in its own way: the FHIR_AUTH settings and their key are not read.
+    let fhirAuth: FhirAuthSettings | undefined = opts.emr ? { mode: 'none' } : bundledFhir ? undefined : await loadFhirAuthSettings(config.fhir.auth);
     const bundled: BundledServices | undefined =
       config.bundled.service || bundledFhir ? await startBundledServices({ ...config, bundled: { service: config.bundled.service, fhir: bundledFhir } }, logger) : undefined;
     undo.push(() => bundled?.close());
@@ -180,6 +189,8 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
       status,
     );
     undo.push(() => serviceClient.close());
+    const serviceReachability = createReachability(credentials.serviceUrl, NEIGHBOUR_PROBE.timeoutMs);
+    undo.push(() => serviceReachability.close());
     const workers = buildWorkers(opts, { db, clock, emr, serviceClient, metrics });
     const { processor, pusher } = workers;
     undo.push(async () => {
@@ -189,7 +200,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     registerAdapterOperationalMetrics({ metrics, db, clock, status, outbox: pusher.outbox, databaseWritable: () => inbox.isWritable() });
 
     let workersRunning = false;
-    const appDeps = appDependencies(opts, { inbox, db, clock, metrics, status, credentials, fhirAuth, adminToken, workers, workersRunning: () => workersRunning });
+    const appDeps = appDependencies(opts, { inbox, db, clock, metrics, status, credentials, fhirAuth, adminToken, workers, workersRunning: () => workersRunning, emr, service: serviceReachability });
     const listeners: Listeners = await startListeners(appDeps, { port: config.port, host: config.host, ...(config.admin ? { admin: config.admin } : {}) });
     undo.push(() => listeners.close());
     const { url, adminUrl } = listeners;

@@ -4,12 +4,12 @@
 // reuses it.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { request } from 'undici';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { EVENT_TYPES } from '../contract/events.ts';
 import { ensureClientKey, jwksOf, loadClientKey } from '../emr/fhir/auth/keys.ts';
 import { startFhirServer } from '../fhir-server/server.ts';
+import { requestJson } from '../http/json-request.ts';
 import type { Logger } from '../logger.ts';
 import { startSimulatorServer } from '../simulator/server.ts';
 import { readBundledState, writeBundledState, type BundledCredentials, type BundledState } from './bundled-state.ts';
@@ -36,15 +36,7 @@ export interface BundledServices {
 
 const nextPort = (port: number, offset: number) => (port === 0 ? 0 : port + offset);
 
-async function control<T>(baseUrl: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await request(`${baseUrl}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, body: (text ? JSON.parse(text) : undefined) as T };
-}
+const control = <T>(baseUrl: string, method: 'GET' | 'POST', path: string, body?: unknown) => requestJson<T>(method, `${baseUrl}${path}`, body);
 
 /**
  * The bundled FHIR server. With FHIR_AUTH=smart (the default here) it requires SMART Backend Services, and
@@ -100,6 +92,10 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
   const fhir = config.bundled.fhir ? await startBundledFhir(config, logger, simulator?.simulator.clock) : undefined;
   if (fhir) {
     state.fhirBaseUrl = fhir.baseUrl;
+    save();
+  } else if (state.fhirBaseUrl) {
+    // No bundled FHIR server this time (an EMR of its own): the address of a past one must not be followed.
+    delete state.fhirBaseUrl;
     save();
   }
 

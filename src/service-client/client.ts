@@ -1,7 +1,7 @@
 // The adapter's client for the service's integration API (/integration/v1/): documents and mappings.
 // One undici Agent with timeouts and keep-alive; every answer other than success becomes a
 // ServiceCallError that says whether a retry can help.
-import { Agent, request, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import type { Clock } from '../clock.ts';
 import { authorizationHeader, IDEMPOTENT_REPLAYED_HEADER, type MappingEntityType } from '../contract/api.ts';
 import {
@@ -11,6 +11,7 @@ import {
   type DocumentResource,
 } from '../contract/documents.ts';
 import type { DocumentType } from '../contract/events.ts';
+import { createHttpAgent } from '../http/agent.ts';
 import { classifyStatus, parseRetryAfter, ServiceCallError } from './errors.ts';
 
 export interface ServiceClientOptions {
@@ -39,15 +40,7 @@ export interface ServiceClient {
 }
 
 export function createServiceClient(opts: ServiceClientOptions): ServiceClient {
-  const ownAgent = opts.dispatcher
-    ? undefined
-    : new Agent({
-        connections: 16,
-        keepAliveTimeout: 30_000,
-        headersTimeout: opts.timeoutMs,
-        bodyTimeout: opts.timeoutMs,
-        connect: { timeout: Math.min(opts.timeoutMs, 5_000) },
-      });
+  const ownAgent = opts.dispatcher ? undefined : createHttpAgent({ timeoutMs: opts.timeoutMs, connections: 16 });
   const dispatcher = opts.dispatcher ?? ownAgent!;
   const base = opts.baseUrl.replace(/\/+$/, '');
   const apiKey = typeof opts.apiKey === 'function' ? opts.apiKey : () => opts.apiKey as string;

@@ -1,6 +1,8 @@
-// How a failed call to the service is classified: network trouble, timeouts, 5xx and 429 can pass and are
-// retried; any other 4xx is permanent and carries the service's own error code.
+// How a failed call to the service is classified: network trouble, timeouts and the transient statuses of
+// ../http/transient.ts (5xx, 429, 408) can pass and are retried; any other 4xx is permanent and carries
+// the service's own error code.
 import { AppError } from '../errors.ts';
+import { isTransientStatus } from '../http/transient.ts';
 
 export class ServiceCallError extends AppError {
   constructor(
@@ -30,7 +32,7 @@ export function classifyStatus(
   const err = (body as { error?: { code?: unknown; message?: unknown; field?: unknown } } | undefined)?.error;
   const code = typeof err?.code === 'string' ? err.code : `http_${httpStatus}`;
   const message = typeof err?.message === 'string' ? err.message : `service answered ${httpStatus}`;
-  const retryable = httpStatus >= 500 || httpStatus === 429 || httpStatus === 408;
+  const retryable = isTransientStatus(httpStatus);
   return new ServiceCallError(
     { code, message, retryable, ...(typeof err?.field === 'string' ? { field: err.field } : {}) },
     httpStatus,

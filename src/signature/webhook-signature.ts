@@ -1,5 +1,5 @@
-// The webhook signature scheme of the service interface, in one module: the receiver verifies with it
-// and the bundled simulator signs with it.
+// The webhook signature scheme of the service interface, in one module: the receiver verifies with it;
+// the bundled simulator, `replay`, the tests and the benchmarks sign with it (signedWebhookHeaders).
 //   X-Service-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body bytes)> [v1=... ...]
 // Verification works on the raw bytes as received (never a re-serialised object), compares lengths
 // first and then in constant time, and fails with one error class whose `reason` says why.
@@ -42,6 +42,34 @@ export function computeSignature(secret: string, timestamp: string, body: Uint8A
 /** The header value for every active secret (several during a rotation), space-separated. */
 export function signatureHeader(secrets: readonly string[], timestamp: string, body: Uint8Array): string {
   return secrets.map((s) => computeSignature(s, timestamp, body)).join(' ');
+}
+
+export interface SignedWebhookInput {
+  keyId: string;
+  /** Every active signing secret (several during a rotation). */
+  secrets: readonly string[];
+  /** When the attempt leaves, in Unix seconds. */
+  timestamp: number;
+  /** The exact bytes sent. */
+  body: Uint8Array;
+  eventId: string;
+  eventType: string;
+  /** 1 for the first delivery attempt. */
+  attempt: number;
+}
+
+/** The seven headers of one webhook delivery as the service sends it, signed over `body`. */
+export function signedWebhookHeaders(input: SignedWebhookInput): Record<string, string> {
+  const ts = String(input.timestamp);
+  return {
+    'content-type': 'application/json',
+    [HEADERS.key]: input.keyId,
+    [HEADERS.timestamp]: ts,
+    [HEADERS.signature]: signatureHeader(input.secrets, ts, input.body),
+    [HEADERS.eventId]: input.eventId,
+    [HEADERS.eventType]: input.eventType,
+    [HEADERS.attempt]: String(input.attempt),
+  };
 }
 
 function constantTimeEqual(a: string, b: string): boolean {

@@ -1,4 +1,4 @@
-// The simulator's control API (/_sim/, CONTRACT section 3): what tests, QA and the demo use to play the
+// The simulator's control API (/_sim/, docs/simulator.md): what tests, QA and the demo use to play the
 // service's other side — clinics, keys, subscriptions, appointments and patients "from any channel",
 // a clinic person's release, the clock, faults, and what happened (deliveries, messages, alerts).
 import { randomBytes } from 'node:crypto';
@@ -20,13 +20,13 @@ const body = <T>(req: import('node:http').IncomingMessage, schema: ZodType<T>) =
 
 const hhmm = z.string().refine(isHhMm, 'HH:MM');
 // Every body is a strict object, nested ones too: see ./control-body.ts.
-const clinicSchema = z.strictObject({
+export const clinicSchema = z.strictObject({
   timeZone: z.string().refine(isValidTimeZone, 'an IANA time zone').default('UTC'),
   quietHours: z.strictObject({ start: hhmm.default('21:00'), end: hhmm.default('08:00') }).default({ start: '21:00', end: '08:00' }),
   autoSend: z.strictObject({ lab_report: z.boolean().default(true), prescription: z.boolean().default(false) }).default({ lab_report: true, prescription: false }),
 });
-const personSchema = z.strictObject({ serviceId: z.string().optional(), name: z.string().min(1).optional(), phone: z.string().min(1).optional() });
-const paymentSchema = z.strictObject({
+export const personSchema = z.strictObject({ serviceId: z.string().optional(), name: z.string().min(1).optional(), phone: z.string().min(1).optional() });
+export const paymentSchema = z.strictObject({
   type: z.string().min(1).default('Unpaid'),
   amountPaid: z.number().default(0),
   balanceDue: z.number().default(50),
@@ -34,6 +34,14 @@ const paymentSchema = z.strictObject({
   payAtClinic: z.boolean().default(true),
 });
 const iso = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO 8601 time');
+// The bodies of the routes below, named for src/openapi/simulator-control.ts.
+export const keyBody = z.strictObject({ clinicId: z.string(), mode: z.enum(['live', 'sandbox']).default('live') });
+export const subscriptionBody = z.strictObject({ clinicId: z.string(), url: z.url({ protocol: /^https?$/ }), eventTypes: z.array(z.enum(EVENT_TYPES)).min(1).default([...EVENT_TYPES]) });
+export const patientBody = personSchema.omit({ serviceId: true }).extend({ clinicId: z.string() });
+export const appointmentBody = z.strictObject({ clinicId: z.string(), startsAt: iso.optional(), mode: z.string().min(1).default('Offline'), status: z.string().min(1).default('Approved'), notes: z.string().default(''), doctor: personSchema.optional(), patient: personSchema.optional(), location: personSchema.optional(), payment: paymentSchema.optional() });
+export const rescheduleBody = z.strictObject({ startsAt: iso.optional(), mode: z.string().min(1).optional(), location: personSchema.optional() });
+export const paymentChangeBody = paymentSchema.partial();
+export const clockAdvanceBody = z.strictObject({ seconds: z.number().min(0).max(366 * 24 * 3600) });
 
 export function createControlRouter(sim: Simulator, db: Db): Router {
   const { store, clock } = sim;
@@ -82,7 +90,7 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
     ctx.body = { clinicId: clinic.id, ...c };
   });
   router.post('/keys', async (ctx) => {
-    const b = await body(ctx.req, z.strictObject({ clinicId: z.string(), mode: z.enum(['live', 'sandbox']).default('live') }));
+    const b = await body(ctx.req, keyBody);
     clinicOf(b.clinicId);
     const key = `${b.mode}_${randomBytes(16).toString('hex')}`;
     store.put('key', { id: key, clinicId: b.clinicId, mode: b.mode });
@@ -90,7 +98,7 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
     ctx.body = { key, mode: b.mode };
   });
   router.post('/subscriptions', async (ctx) => {
-    const b = await body(ctx.req, z.strictObject({ clinicId: z.string(), url: z.url({ protocol: /^https?$/ }), eventTypes: z.array(z.enum(EVENT_TYPES)).min(1).default([...EVENT_TYPES]) }));
+    const b = await body(ctx.req, subscriptionBody);
     clinicOf(b.clinicId);
     const sub = { id: newServiceId('sub'), clinicId: b.clinicId, url: b.url, eventTypes: b.eventTypes, keyId: `key_${randomBytes(8).toString('hex')}`, secrets: [`whsec_${randomBytes(24).toString('base64url')}`], paused: false, consecutiveFailures: 0 };
     store.put('subscription', sub);
@@ -132,7 +140,7 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
   });
 
   router.post('/patients', async (ctx) => {
-    const b = await body(ctx.req, personSchema.omit({ serviceId: true }).extend({ clinicId: z.string() }));
+    const b = await body(ctx.req, patientBody);
     clinicOf(b.clinicId);
     const p = person('patient', b.clinicId, b);
     ctx.status = 201;
@@ -140,7 +148,7 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
   });
 
   router.post('/appointments', async (ctx) => {
-    const b = await body(ctx.req, z.strictObject({ clinicId: z.string(), startsAt: iso.optional(), mode: z.string().min(1).default('Offline'), status: z.string().min(1).default('Approved'), notes: z.string().default(''), doctor: personSchema.optional(), patient: personSchema.optional(), location: personSchema.optional(), payment: paymentSchema.optional() }));
+    const b = await body(ctx.req, appointmentBody);
     clinicOf(b.clinicId);
     const a: SimAppointment = {
       id: newServiceId('apt'),
@@ -160,7 +168,7 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
     ctx.body = change(a, 'appointment.created');
   });
   router.post('/appointments/:id/reschedule', async (ctx) => {
-    const b = await body(ctx.req, z.strictObject({ startsAt: iso.optional(), mode: z.string().min(1).optional(), location: personSchema.optional() }));
+    const b = await body(ctx.req, rescheduleBody);
     const a = appointmentOf(ctx.params.id!);
     ctx.body = change(
       { ...a, ...(b.startsAt ? { startsAt: toIso(Date.parse(b.startsAt)) } : {}), ...(b.mode ? { mode: b.mode } : {}), ...(b.location ? { locationId: person('location', a.clinicId, b.location).id } : {}) },
@@ -177,7 +185,7 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
   statusChange('no-show', 'NoShow', 'appointment.no_show');
   router.post('/appointments/:id/payment', async (ctx) => {
     const a = appointmentOf(ctx.params.id!);
-    const b = await body(ctx.req, paymentSchema.partial());
+    const b = await body(ctx.req, paymentChangeBody);
     ctx.body = change({ ...a, payment: { ...a.payment, ...b } }, 'appointment.payment_updated');
   });
   router.get('/appointments/:id', (ctx) => {
@@ -195,7 +203,7 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
     ctx.body = { now: toIso(clock.now()), offsetSeconds: clock.offsetMs() / 1000 };
   });
   router.post('/clock/advance', async (ctx) => {
-    const b = await body(ctx.req, z.strictObject({ seconds: z.number().min(0).max(366 * 24 * 3600) }));
+    const b = await body(ctx.req, clockAdvanceBody);
     await sim.advance(b.seconds * 1000);
     ctx.body = { now: toIso(clock.now()), offsetSeconds: clock.offsetMs() / 1000 };
   });

@@ -1,4 +1,6 @@
-// Webhook delivery to subscribers, as the interface and CONTRACT describe it: only subscribed types;
+// Webhook delivery to subscribers, as docs/service-interface.md describes it (the gaps decided in
+// docs/decisions.md#retry-ladder-timing, docs/decisions.md#ordering-and-exhaustion and
+// docs/decisions.md#pause-and-resume): only subscribed types;
 // the seven headers; signed afresh at each attempt with every active secret; 2xx within 10 s is
 // success; otherwise retried 30 s, 2 min, 10 min, 1 h, 6 h, 12 h, 24 h after the previous attempt and
 // given up after the eighth with one alert; one appointment's deliveries in order; 50 consecutive
@@ -8,7 +10,7 @@ import type { Clock } from '../clock.ts';
 import { MAX_DELIVERY_ATTEMPTS, PAUSE_AFTER_CONSECUTIVE_FAILURES, RETRY_LADDER_SECONDS, WEBHOOK_TIMEOUT_MS } from '../contract/api.ts';
 import type { Db } from '../database/open.ts';
 import type { Logger } from '../logger.ts';
-import { signatureHeader } from '../signature/webhook-signature.ts';
+import { signedWebhookHeaders } from '../signature/webhook-signature.ts';
 import type { Faults } from './faults.ts';
 import { orderKeyOf } from './events.ts';
 import type { Store, Subscription } from './store.ts';
@@ -58,7 +60,6 @@ export function createDispatcher(deps: { db: Db; store: Store; clock: Clock; log
 
   async function attempt(row: DeliveryRow, sub: Subscription): Promise<void> {
     const n = row.attempts + 1;
-    const ts = String(Math.floor(clock.now() / 1000));
     const body = Buffer.from(row.body);
     let status: number | undefined;
     let error: string | undefined;
@@ -67,15 +68,15 @@ export function createDispatcher(deps: { db: Db; store: Store; clock: Clock; log
         method: 'POST',
         headersTimeout: WEBHOOK_TIMEOUT_MS,
         bodyTimeout: WEBHOOK_TIMEOUT_MS,
-        headers: {
-          'content-type': 'application/json',
-          'x-service-key': sub.keyId,
-          'x-service-timestamp': ts,
-          'x-service-signature': signatureHeader(sub.secrets, ts, body),
-          'x-service-event-id': row.event_id,
-          'x-service-event-type': row.event_type,
-          'x-service-delivery-attempt': String(n),
-        },
+        headers: signedWebhookHeaders({
+          keyId: sub.keyId,
+          secrets: sub.secrets,
+          timestamp: Math.floor(clock.now() / 1000),
+          body,
+          eventId: row.event_id,
+          eventType: row.event_type,
+          attempt: n,
+        }),
         body,
       });
       status = res.statusCode;

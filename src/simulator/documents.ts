@@ -1,4 +1,5 @@
-// The document state table of the interface and CONTRACT: a pushed document is SUPPRESSED (sandbox key),
+// The document state table of docs/service-interface.md, with docs/decisions.md#transitions-after-held and
+// docs/decisions.md#releasing-held-documents: a pushed document is SUPPRESSED (sandbox key),
 // HELD (auto-send off, or quiet hours with releaseAfter), or delivered to the patient's messaging
 // account: SENT with sentAt, or FAILED with statusReason. HELD for quiet hours is released at
 // releaseAfter; a clinic person's release re-applies quiet hours. SENT, FAILED, SUPPRESSED are final.

@@ -1,6 +1,7 @@
 // The events the simulator sends: complete current-state snapshots built from its records, in the
-// shapes of src/contract/events.ts (the interface's appointment body; CONTRACT's patient and document
-// bodies). Ids and mappings come back on later events once claimed.
+// shapes of src/contract/events.ts (the interface's appointment body; the patient and document bodies of
+// docs/decisions.md#patient-created-body and docs/decisions.md#document-event-bodies). Ids and mappings
+// come back on later events once claimed.
 import { randomUUID } from 'node:crypto';
 import { toIso } from '../clock.ts';
 import type { AppointmentEventType } from '../contract/events.ts';

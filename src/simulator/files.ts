@@ -1,10 +1,11 @@
 // The file of a document request, resolved to bytes the simulator keeps: base64 decoded, or an https URL
 // fetched once (timeout, size cap, trusting an extra CA for tests). PDF, JPEG and PNG only, judged by
-// leading bytes; at most 15 MB; mimeType from the filename when absent. Errors carry CONTRACT's codes.
+// leading bytes; at most 15 MB; mimeType from the filename when absent. Errors carry the codes of
+// docs/decisions.md#error-bodies.
 import { createHash } from 'node:crypto';
-import { Agent, request } from 'undici';
-import { rootCertificates } from 'node:tls';
+import { request } from 'undici';
 import { AppError } from '../errors.ts';
+import { createHttpAgent } from '../http/agent.ts';
 import { base64DecodedLength, MAX_FILE_BYTES, mimeTypeFromFilename, sniffMimeType, type FileObject } from '../contract/documents.ts';
 
 export interface StoredFile {
@@ -18,11 +19,7 @@ export interface StoredFile {
 const fileError = (status: number, code: string, message: string) => new AppError({ code, status, message, field: 'file' });
 
 export function createFileFetcher(trustedCa?: string | Buffer, timeoutMs = 10_000) {
-  const agent = new Agent({
-    connect: { timeout: timeoutMs, ...(trustedCa ? { ca: [...rootCertificates, trustedCa.toString()] } : {}) },
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  });
+  const agent = createHttpAgent({ timeoutMs, ...(trustedCa ? { trustedCa } : {}) });
 
   async function fetchOnce(url: string): Promise<Buffer> {
     let parsed: URL;

@@ -1,8 +1,10 @@
-// The service's integration API (/integration/v1/), as the interface and CONTRACT section 1 define it:
+// The service's integration API (/integration/v1/), as docs/service-interface.md describes it and
+// docs/decisions.md decides where it is silent:
 // bearer keys, zod-validated bodies, documents with their state table, lookups, mappings, idempotent
-// replay of an externalId, CONTRACT's error bodies; plus the faults and rate limit QA switches on.
+// replay of an externalId (docs/decisions.md#replayed-externalid), the error bodies of
+// docs/decisions.md#error-bodies; plus the faults and rate limit QA switches on.
 import Router from '@koa/router';
-import type { ZodType } from 'zod';
+import { z, type ZodType } from 'zod';
 import { readJson, validate } from '../http/json-body.ts';
 import { sleep, type Clock } from '../clock.ts';
 import { IDEMPOTENT_REPLAYED_HEADER, MAPPING_ENTITY_TYPES, type MappingEntityType } from '../contract/api.ts';
@@ -13,6 +15,15 @@ import { newServiceId, type DocumentFlow } from './documents.ts';
 import type { Faults } from './faults.ts';
 import type { createFileFetcher } from './files.ts';
 import type { ApiKey, Person, SimDocument, Store } from './store.ts';
+
+/** PUT /integration/v1/mappings/{entityType}/{serviceId}: the caller's id for the service's record. */
+export const mappingRequestSchema = z.object({ externalId: z.string('a non-empty string is required').min(1, 'a non-empty string is required') });
+
+/**
+ * Largest document request the service reads: a file of MAX_FILE_BYTES is a third larger in base64, plus
+ * the other fields. Larger answers 413. (The interface's rule, not a setting.)
+ */
+export const MAX_DOCUMENT_REQUEST_BYTES = 25 * 1024 * 1024;
 
 export interface IntegrationDeps {
   store: Store;
@@ -92,7 +103,7 @@ export function createIntegrationRouter(deps: IntegrationDeps): Router {
 
   async function push(ctx: import('koa').Context, documentType: DocumentType, schema: ZodType<DocumentRequest>) {
     const key = ctx.state.key as ApiKey;
-    const body = validate(schema, await readJson(ctx.req, 25 * 1024 * 1024));
+    const body = validate(schema, await readJson(ctx.req, MAX_DOCUMENT_REQUEST_BYTES));
     const refId = `${key.clinicId}:${body.externalId}`;
     const prior = store.get('document_ref', refId);
     if (prior) {
@@ -157,8 +168,7 @@ export function createIntegrationRouter(deps: IntegrationDeps): Router {
     const key = ctx.state.key as ApiKey;
     const entityType = ctx.params.entityType as MappingEntityType;
     if (!MAPPING_ENTITY_TYPES.includes(entityType)) throw new ValidationError(`entityType must be one of ${MAPPING_ENTITY_TYPES.join(', ')}`, 'entityType');
-    const body = (await readJson(ctx.req, 64 * 1024)) as { externalId?: unknown };
-    if (typeof body?.externalId !== 'string' || body.externalId.length === 0) throw new ValidationError('externalId: a non-empty string is required', 'externalId');
+    const body = validate(mappingRequestSchema, await readJson(ctx.req, 64 * 1024));
     const record = store.get(entityType, ctx.params.serviceId!) as Person | undefined;
     if (!record || record.clinicId !== key.clinicId) throw new NotFoundError(`no ${entityType} ${ctx.params.serviceId}`);
     if (record.externalId !== null && record.externalId !== body.externalId)

@@ -8,6 +8,8 @@ import { createOffsetClock, type OffsetClock } from '../clock.ts';
 import { openDatabase, type Db } from '../database/open.ts';
 import { errorMiddleware } from '../http/error-middleware.ts';
 import type { Logger } from '../logger.ts';
+import { simulatorOpenApi } from '../openapi/simulator.ts';
+import { createOpenApiRouter } from '../openapi/router.ts';
 import { SIMULATOR_MIGRATIONS } from '../paths.ts';
 import { createControlRouter } from './control-api.ts';
 import { createDispatcher, type Dispatcher } from './dispatcher.ts';
@@ -155,5 +157,7 @@ export function createSimulator(opts: SimulatorOptions): Simulator {
   sim.app.use(integration.routes()).use(integration.allowedMethods());
   const control = createControlRouter(sim, db);
   sim.app.use(control.routes()).use(control.allowedMethods());
+  const openApi = createOpenApiRouter(simulatorOpenApi);
+  sim.app.use(openApi.routes()).use(openApi.allowedMethods());
   return sim;
 }

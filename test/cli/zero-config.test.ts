@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningAdapter } from '../../src/runtime/adapter.ts';
 import { readBundledState } from '../../src/runtime/bundled-state.ts';
-import { ROOT } from '../support/child.ts';
+import { ROOT } from '../../bench/support/child.ts';
 import { runCli } from '../support/cli.ts';
 import { json } from '../support/stack.ts';
 import { startZeroConfigAdapter } from '../support/zero-config-adapter.ts';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.ts';
 import { acquireStoreLock, StoreLockedError } from '../../src/database/store-lock.ts';
-import { startChild } from '../support/child.ts';
+import { startChild } from '../../bench/support/child.ts';
 import { runCli } from '../support/cli.ts';
 
 const dirs: string[] = [];

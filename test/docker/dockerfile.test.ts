@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, startChild, type Child } from '../support/child.ts';
+import { ROOT, startChild, type Child } from '../../bench/support/child.ts';
 import { all, copyTargets, envOf, execForm, healthcheckOf, ignoredBy, lastOf, parseDockerfile, type CopyTarget, type Stage } from '../support/dockerfile.ts';
 import { waitFor } from '../support/wait.ts';
 

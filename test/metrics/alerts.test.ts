@@ -8,7 +8,7 @@ import { parseConfig } from '../../src/config.ts';
 import { createMemoryEmr } from '../../src/emr/memory/index.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
-import { ROOT } from '../support/child.ts';
+import { ROOT } from '../../bench/support/child.ts';
 
 const rulesText = readFileSync(join(ROOT, 'docs/alerts.yml'), 'utf8');
 

@@ -1,11 +1,10 @@
-// Dead letters: bodies that cannot be events, refused mappings, replay (one and bulk), retention that
-// never touches them, and the admin routes over all of it.
+// Dead letters: bodies that cannot be events, replay (one and bulk), retention that never touches them,
+// and the admin routes over all of it. (Refused mappings: test/mappings/.)
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/http/app.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { createProcessorAdminRouter } from '../../src/processor/index.ts';
-import { ServiceCallError } from '../../src/service-client/errors.ts';
 import { appointmentEvent, processorFixture } from '../support/processor-fixture.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -28,20 +27,6 @@ describe('dead letters', () => {
     const id = f.store(appointmentEvent(), 'another-id');
     await f.processor.runOnce();
     expect(f.state(id)?.last_error).toMatch(/^event_id_mismatch/);
-  });
-
-  it('parks a refused mapping (409 mapping_conflict) with one alert, and retries one that can pass', async () => {
-    const f = processorFixture();
-    f.failMappings(new ServiceCallError({ code: 'service_unreachable', message: 'down', retryable: true }));
-    f.store(appointmentEvent());
-    await f.processor.runOnce();
-    expect(f.mappingsPut).toEqual([]);
-    f.failMappings(new ServiceCallError({ code: 'mapping_conflict', message: 'mapped elsewhere', retryable: false }, 409));
-    f.clock.advance(60_000);
-    await f.processor.runOnce();
-    const dead = f.db.prepare("SELECT count(*) FROM mapping_outbox WHERE state = 'dead'").pluck().get();
-    expect(dead).toBe(4);
-    expect(f.logLines().filter((l) => l.alert === true)).toHaveLength(4);
   });
 
   it('replays one dead letter back into its entity order, and all of them in bulk', async () => {

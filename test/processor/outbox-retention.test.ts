@@ -1,10 +1,9 @@
-// Retention of the two outboxes, run by the processor's hourly pass: finished document rows (final at the
-// service or REJECTED, and written back to the EMR) and sent mappings go after RETENTION_EVENT_ID_DAYS;
-// rows still queued, HELD, failed here, unsynced, pending or dead stay however old they are.
+// Retention of the document outbox, run by the processor's hourly pass: finished document rows (final at
+// the service or REJECTED, and written back to the EMR) go after RETENTION_EVENT_ID_DAYS; rows still
+// queued, HELD, failed here or unsynced stay however old they are. (The mapping outbox's: test/mappings/.)
 import { describe, expect, it } from 'vitest';
 import { createOutbox } from '../../src/pusher/outbox.ts';
-import { ServiceCallError } from '../../src/service-client/errors.ts';
-import { appointmentEvent, processorFixture } from '../support/processor-fixture.ts';
+import { processorFixture } from '../support/processor-fixture.ts';
 import { PDF } from '../support/simulator-fixture.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -39,41 +38,5 @@ describe('outbox retention', () => {
 
     const left = (f.db.prepare('SELECT external_id FROM outbox_documents ORDER BY external_id').pluck().all() as string[]);
     expect(left).toEqual(['failed-here', 'held', 'queued', 'sent-recently', 'sent-unsynced']);
-  });
-
-  it('prunes mappings the service took once past the retention, never pending or dead ones', async () => {
-    const f = processorFixture({ RETENTION_EVENT_ID_DAYS: '30' });
-    const states = () =>
-      Object.fromEntries(
-        (f.db.prepare('SELECT entity_type, service_id, state FROM mapping_outbox').all() as { entity_type: string; service_id: string; state: string }[]).map((r) => [
-          `${r.entity_type}:${r.service_id}`,
-          r.state,
-        ]),
-      );
-    f.store(appointmentEvent({ serviceId: 'apt_sent' }));
-    await f.processor.runOnce();
-    f.failMappings(new ServiceCallError({ code: 'mapping_conflict', message: 'mapped elsewhere', retryable: false }, 409));
-    f.store(appointmentEvent({ serviceId: 'apt_dead' }));
-    await f.processor.runOnce();
-    f.failMappings(new ServiceCallError({ code: 'service_unreachable', message: 'down', retryable: true }));
-    f.store(appointmentEvent({ serviceId: 'apt_pending' }));
-    await f.processor.runOnce();
-    expect(states()).toMatchObject({ 'appointment:apt_sent': 'sent', 'appointment:apt_dead': 'dead', 'appointment:apt_pending': 'pending' });
-
-    f.clock.advance(31 * DAY);
-    await f.processor.runOnce();
-
-    const after = states();
-    expect(Object.values(after)).not.toContain('sent');
-    expect(after).toMatchObject({ 'appointment:apt_dead': 'dead', 'patient:pat_apt_dead': 'dead', 'appointment:apt_pending': 'pending', 'patient:pat_apt_pending': 'pending' });
-  });
-
-  it('keeps a sent mapping until the retention has passed', async () => {
-    const f = processorFixture({ RETENTION_EVENT_ID_DAYS: '30' });
-    f.store(appointmentEvent({ serviceId: 'apt_1' }));
-    await f.processor.runOnce();
-    f.clock.advance(29 * DAY);
-    await f.processor.runOnce();
-    expect(f.db.prepare("SELECT count(*) FROM mapping_outbox WHERE state = 'sent'").pluck().get()).toBe(4);
   });
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.ts';
 import { startSimulatorServer } from '../../src/simulator/server.ts';
-import { ROOT } from '../support/child.ts';
+import { ROOT } from '../../bench/support/child.ts';
 import { json } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
 

@@ -34,7 +34,7 @@ function fixture() {
       },
     },
   });
-  const app = createApp({ logger: silentLogger(), metrics: createMetrics(), routers: [], adminRouters: [createPusherAdminRouter({ pusher, logger: silentLogger() })], adminToken: TOKEN, readiness: [] });
+  const app = createApp({ logger: silentLogger(), metrics: createMetrics(), routers: [], adminRouters: [createPusherAdminRouter({ pusher, logger: silentLogger(), maxBodyBytes: parseConfig({}).adminMaxBodyBytes })], adminToken: TOKEN, readiness: [] });
   return {
     clock,
     pusher,

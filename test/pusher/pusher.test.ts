@@ -204,7 +204,7 @@ describe('final states', () => {
 describe('the admin routes', () => {
   it('send again a document that failed here, 409 for a final one, 404 for an unknown one', async () => {
     const f = fixture([new ServiceCallError({ code: 'unauthorized', message: 'bad key', retryable: false }, 401)]);
-    const app = createApp({ logger: silentLogger(), metrics: createMetrics(), routers: [], adminRouters: [createPusherAdminRouter({ pusher: f.pusher, logger: silentLogger() })], adminToken: 'admin-token-for-tests-0001', readiness: [] });
+    const app = createApp({ logger: silentLogger(), metrics: createMetrics(), routers: [], adminRouters: [createPusherAdminRouter({ pusher: f.pusher, logger: silentLogger(), maxBodyBytes: parseConfig({}).adminMaxBodyBytes })], adminToken: 'admin-token-for-tests-0001', readiness: [] });
     const post = (path: string) => supertest(app.callback()).post(`/admin${path}`).set('authorization', 'Bearer admin-token-for-tests-0001');
     f.pusher.enqueue('lab_report', request());
     await f.pusher.runOnce();
@@ -224,7 +224,7 @@ describe('the admin routes', () => {
 describe('unknown fields in admin bodies', () => {
   it('answer 400 naming the field, and queue nothing', async () => {
     const f = fixture();
-    const app = createApp({ logger: silentLogger(), metrics: createMetrics(), routers: [], adminRouters: [createPusherAdminRouter({ pusher: f.pusher, logger: silentLogger() })], adminToken: 'admin-token-for-tests-0001', readiness: [] });
+    const app = createApp({ logger: silentLogger(), metrics: createMetrics(), routers: [], adminRouters: [createPusherAdminRouter({ pusher: f.pusher, logger: silentLogger(), maxBodyBytes: parseConfig({}).adminMaxBodyBytes })], adminToken: 'admin-token-for-tests-0001', readiness: [] });
     const post = (body: unknown) => supertest(app.callback()).post('/admin/documents').set('authorization', 'Bearer admin-token-for-tests-0001').send(body as object);
     const top = await post({ documentType: 'lab_report', ...request(), patientPhon: '+15550001111' });
     expect(top.status).toBe(400);

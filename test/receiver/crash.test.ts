@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Pool } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startChild, type Child } from '../support/child.ts';
-import { appointmentEventBody, signedWebhook } from '../support/webhooks.ts';
+import { startChild, type Child } from '../../bench/support/child.ts';
+import { appointmentEventBody, signedWebhook, TEST_KEY_ID, TEST_SECRET } from '../support/webhooks.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-crash-'));
 const dbPath = join(dir, 'adapter.db');
@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 
 async function startReceiver(): Promise<Child> {
-  const c = await startChild(['bin/run-ts.js', 'test/support/receiver-process.ts', dbPath, '0']);
+  const c = await startChild(['bin/run-ts.js', 'bench/support/receiver-process.ts', dbPath, '0'], { env: { SERVICE_KEY_ID: TEST_KEY_ID, SERVICE_SIGNING_SECRETS: TEST_SECRET } });
   children.push(c);
   return c;
 }

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startChild, type Child } from '../support/child.ts';
+import { startChild, type Child } from '../../bench/support/child.ts';
 import { waitFor } from '../support/wait.ts';
 import { startZeroConfigAdapter } from '../support/zero-config-adapter.ts';
 

@@ -9,7 +9,7 @@ import { parseConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
 import { bundledStatePath, readBundledState } from '../../src/runtime/bundled-state.ts';
-import { ROOT } from '../support/child.ts';
+import { ROOT } from '../../bench/support/child.ts';
 import { runCli } from '../support/cli.ts';
 import { freePort, json } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';

@@ -1,10 +1,12 @@
 // The signature scheme: vectors computed outside the module (openssl), tolerance edges both ways,
-// tampered bytes, re-serialised JSON, key id, rotation with several secrets and several signatures.
+// tampered bytes, re-serialised JSON, key id, rotation with several secrets and several signatures; the
+// headers of one delivery (signedWebhookHeaders) as the receiver's verifier reads them.
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import {
   computeSignature,
   signatureHeader,
+  signedWebhookHeaders,
   verifyWebhook,
   WebhookVerificationError,
   type VerifyInput,
@@ -116,5 +118,31 @@ describe('verifyWebhook', () => {
   it('ignores values without the v1= prefix (another scheme version)', () => {
     const headers = { ...input().headers, 'x-service-signature': OPENSSL_VECTOR.replace('v1=', 'v2=') };
     expect(reason(() => verifyWebhook(input({ headers })))).toBe('bad_signature');
+  });
+});
+
+describe('signedWebhookHeaders', () => {
+  const delivery = (secrets: string[]) =>
+    signedWebhookHeaders({ keyId: 'key_1', secrets, timestamp: Number(TS), body: BODY, eventId: 'evt_1', eventType: 'appointment.created', attempt: 3 });
+
+  it('makes the seven headers of a delivery, signed as computed outside the module', () => {
+    expect(delivery([SECRET])).toEqual({
+      'content-type': 'application/json',
+      'x-service-key': 'key_1',
+      'x-service-timestamp': TS,
+      'x-service-signature': OPENSSL_VECTOR,
+      'x-service-event-id': 'evt_1',
+      'x-service-event-type': 'appointment.created',
+      'x-service-delivery-attempt': '3',
+    });
+  });
+
+  it("passes the receiver's verifier, with each secret of a rotation, and fails it for other bytes", () => {
+    const headers = delivery(['old secret', SECRET]);
+    expect(reason(() => verifyWebhook(input({ headers, secrets: [SECRET] })))).toBeUndefined();
+    expect(reason(() => verifyWebhook(input({ headers, secrets: ['old secret'] })))).toBeUndefined();
+    expect(reason(() => verifyWebhook(input({ headers, secrets: ['another secret'] })))).toBe('bad_signature');
+    expect(reason(() => verifyWebhook(input({ headers, body: Buffer.concat([BODY, Buffer.from(' ')]) })))).toBe('bad_signature');
+    expect(reason(() => verifyWebhook(input({ headers, keyId: 'key_2' })))).toBe('unknown_key');
   });
 });

@@ -1,4 +1,4 @@
-// The integration API's document rules, row by row of the state table, with CONTRACT's error codes.
+// The integration API's document rules, row by row of the state table, with the error codes of docs/decisions.md#error-bodies.
 import { afterEach, describe, expect, it } from 'vitest';
 import { documentEventSchema } from '../../src/contract/events.ts';
 import { simulatorFixture } from '../support/simulator-fixture.ts';

@@ -1,7 +1,7 @@
 // Running the `emr-bridge` command as a child process, the way a person at a terminal would.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { ROOT } from './child.ts';
+import { ROOT } from '../../bench/support/child.ts';
 
 const run = promisify(execFile);
 

@@ -6,11 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'undici';
 import { systemClock, type Clock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
 import { createFhirReader, registerAdapterClient, smartSettings, type FhirReader } from './fhir-client.ts';
 import { startFhirServer, type RunningFhirServer } from '../../src/fhir-server/server.ts';
+import { requestJson as json } from '../../src/http/json-request.ts';
 import { silentLogger, type Logger } from '../../src/logger.ts';
 import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
 import { startSimulatorServer } from '../../src/simulator/server.ts';
@@ -27,11 +27,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function json<T = Record<string, unknown>>(method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
-  const res = await request(url, { method, headers: { 'content-type': 'application/json', ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await res.body.text();
-  return { status: res.statusCode, body: (text ? JSON.parse(text) : undefined) as T };
-}
+/** JSON calls to the simulator, the adapter and the FHIR server. */
+export { json };
 
 export async function startStack(opts: { clinic?: Record<string, unknown>; eventTypes?: string[]; settings?: Record<string, string>; keyMode?: 'live' | 'sandbox'; logger?: Logger } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-e2e-'));

@@ -1,6 +1,6 @@
 // Builders for signed webhook deliveries: each test changes one thing (a header, the body, the time).
 import { randomUUID } from 'node:crypto';
-import { signatureHeader } from '../../src/signature/webhook-signature.ts';
+import { signedWebhookHeaders } from '../../src/signature/webhook-signature.ts';
 
 export const TEST_KEY_ID = 'key_test_0001';
 export const TEST_SECRET = 'whsec_test_secret_0001';
@@ -49,16 +49,15 @@ export function signedWebhook(nowMs: number, opts: SignedWebhookOptions = {}): S
   const raw = opts.body ?? appointmentEventBody();
   const body = Buffer.isBuffer(raw) ? raw : Buffer.from(typeof raw === 'string' ? raw : JSON.stringify(raw));
   const parsed = typeof raw === 'object' && !Buffer.isBuffer(raw) ? raw : {};
-  const ts = String(opts.timestamp ?? Math.floor(nowMs / 1000));
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'x-service-key': opts.keyId ?? TEST_KEY_ID,
-    'x-service-timestamp': ts,
-    'x-service-signature': signatureHeader(opts.secrets ?? [TEST_SECRET], ts, body),
-    'x-service-event-id': String(parsed.eventId ?? randomUUID()),
-    'x-service-event-type': String(parsed.eventType ?? 'appointment.created'),
-    'x-service-delivery-attempt': String(opts.attempt ?? 1),
-  };
+  const headers = signedWebhookHeaders({
+    keyId: opts.keyId ?? TEST_KEY_ID,
+    secrets: opts.secrets ?? [TEST_SECRET],
+    timestamp: opts.timestamp ?? Math.floor(nowMs / 1000),
+    body,
+    eventId: String(parsed.eventId ?? randomUUID()),
+    eventType: String(parsed.eventType ?? 'appointment.created'),
+    attempt: opts.attempt ?? 1,
+  });
   for (const [k, v] of Object.entries(opts.headers ?? {})) {
     if (v === undefined) delete headers[k];
     else headers[k] = v;

@@ -1,7 +1,8 @@
 // Documents on the FHIR side. Outgoing: DocumentReference (status current) whose type matches the
 // configured codes, found by _lastUpdated. Outcome: one Communication per document, identified by
 // <system>|document-outcome:<DocumentReference id> and updated in place by conditional update, whose
-// status follows the service's (SENT completed, HELD on-hold, FAILED/REJECTED not-done, SUPPRESSED stopped).
+// status follows the service's (SENT completed, HELD on-hold, FAILED/REJECTED not-done, SUPPRESSED stopped);
+// the same outcome again writes nothing (no new version in the EMR's history).
 import type { Bundle, Communication, DocumentReference, Patient, Practitioner } from '@medplum/fhirtypes';
 import type { DocumentType } from '../../contract/events.ts';
 import type { DocumentChanges, DocumentOutcome, EmrDocument } from '../port.ts';
@@ -115,5 +116,14 @@ export async function recordDocumentOutcome(http: FhirHttp, system: string, o: D
       ...(o.releaseAfter ? [{ url: `${EXT}/release-after`, valueInstant: o.releaseAfter }] : []),
     ],
   };
-  await http.call('PUT', `Communication?identifier=${encodeURIComponent(`${system}|${idValue}`)}`, communication);
+  const byIdentifier = `identifier=${encodeURIComponent(`${system}|${idValue}`)}`;
+  const held = (await http.call<Bundle<Communication>>('GET', `Communication?${byIdentifier}&_count=1`)).body.entry?.[0]?.resource;
+  if (held && sameOutcome(held, communication)) return;
+  await http.call('PUT', `Communication?${byIdentifier}`, communication);
+}
+
+/** Whether the EMR's Communication already says what this one says (what the server adds, id and meta, aside). */
+function sameOutcome(held: Communication, next: Communication): boolean {
+  const keys = new Set([...Object.keys(held), ...Object.keys(next)].filter((k) => k !== 'id' && k !== 'meta'));
+  return [...keys].every((k) => JSON.stringify(held[k as keyof Communication]) === JSON.stringify(next[k as keyof Communication]));
 }

@@ -1,9 +1,11 @@
 // A small FHIR R4 REST client over undici: JSON in and out, timeouts, sign-in on every call (./auth), and
 // the failure rules: no answer or a transient status is `emr_unavailable`; 401/403 that one renewed
 // token does not cure is `emr_unauthorized` (an incident); any other 4xx is `emr_rejected`.
-import { Agent, request, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import type { Clock } from '../../clock.ts';
-import { EmrError, isTransientStatus } from '../errors.ts';
+import { createHttpAgent } from '../../http/agent.ts';
+import { isTransientStatus } from '../../http/transient.ts';
+import { EmrError } from '../errors.ts';
 import { createFhirAuth, type FhirAuth, type FhirAuthSettings } from './auth/index.ts';
 
 export { EmrError } from '../errors.ts';
@@ -64,8 +66,7 @@ function contentBytes(raw: Buffer, contentType: string | undefined): Uint8Array 
 }
 
 export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
-  const { timeoutMs } = opts;
-  const agent = new Agent({ connections: 16, keepAliveTimeout: 30_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect: { timeout: Math.min(timeoutMs, 5_000) } });
+  const agent = createHttpAgent({ timeoutMs: opts.timeoutMs, connections: 16 });
   const base = opts.baseUrl.replace(/\/+$/, '');
   const origin = new URL(base).origin;
   const auth = createFhirAuth(opts.auth, { fhirBaseUrl: base, clock: opts.clock, dispatcher: agent });

@@ -1,11 +1,15 @@
 // An in-process EmrPort with the FHIR adapter's semantics (one record per serviceId, a patient the service
 // knows by an EMR id adopted rather than made twice, snapshots applied whole to the records it made and
-// never to the EMR's own, outcomes kept per document): for unit tests, benchmarks against "an in-process
-// EMR", and as the smallest example of what a fork for another EMR implements.
+// never to the EMR's own, outcomes kept per document, failures as the port's EmrError classes): for unit
+// tests, benchmarks against "an in-process EMR", and as the smallest example of what a fork for another EMR
+// implements. It passes the port's conformance suite (test/emr/memory-conformance.test.ts).
 import type { AppointmentInput, DocumentOutcome, EmrDocument, EmrPort, EmrRecord, PatientClaim, PatientField, PatientInput } from '../port.ts';
 import { EmrError } from '../errors.ts';
 
 type Kind = 'patient' | 'practitioner' | 'location' | 'appointment';
+
+/** The in-memory EMR's own address: document content at a URL under it is read from `contents`; any other is refused. */
+export const MEMORY_EMR_BASE_URL = 'http://memory-emr.invalid';
 
 /** A record; `origin` 'adapter' when the adapter created it (only a patient's is looked at). */
 export interface MemoryRecord {
@@ -25,9 +29,14 @@ export interface MemoryEmr extends EmrPort {
   differences: { serviceId: string; fields: PatientField[] }[];
   appointments(): (AppointmentInput & { id: string })[];
   outcomes: Map<string, DocumentOutcome[]>;
+  /** Documents waiting in the EMR; their patients exist in it (a document is always for a patient it has). */
   documents: EmrDocument[];
-  /** While true every call fails as an unreachable EMR would (retryable). */
+  /** Document content served at URLs under MEMORY_EMR_BASE_URL, by URL. */
+  contents: Map<string, Uint8Array>;
+  /** While true every call fails as an unreachable EMR would: emr_unavailable (retryable). */
   down: boolean;
+  /** While true every call fails as an EMR that refuses the adapter's sign-in would: emr_unauthorized (an incident). */
+  refusing: boolean;
   /** While set, every call fails with it: e.g. an EmrError emr_unauthorized, as an EMR that refuses the adapter. */
   failWith: Error | undefined;
   calls: number;
@@ -38,13 +47,25 @@ export function createMemoryEmr(): MemoryEmr {
   const records: MemoryEmr['records'] = { patient: new Map(), practitioner: new Map(), location: new Map(), appointment: new Map() };
   const byId = new Map<string, AppointmentInput>();
   const emrPatients = new Map<string, MemoryRecord>();
-  const patientById = (id: string) => [...records.patient.values()].find((r) => r.id === id) ?? emrPatients.get(id);
+  /** A patient record by its EMR id: one the adapter claimed, one the EMR made, or the patient a document is for. */
+  const patientById = (id: string): MemoryRecord | undefined => {
+    const known = [...records.patient.values()].find((r) => r.id === id) ?? emrPatients.get(id);
+    if (known) return known;
+    const subject = emr.documents.find((d) => d.patient.id === id)?.patient;
+    if (!subject) return undefined;
+    const record: MemoryRecord = { id, data: { name: subject.name, phone: subject.phone }, origin: 'emr' };
+    emrPatients.set(id, record);
+    return record;
+  };
+  const refused = (what: string) => new EmrError('emr_rejected', `the in-memory EMR has no ${what}`, 404);
 
   const emr: MemoryEmr = {
     records,
     outcomes: new Map(),
     documents: [],
+    contents: new Map(),
     down: false,
+    refusing: false,
     failWith: undefined,
     calls: 0,
     differences: [],
@@ -59,7 +80,7 @@ export function createMemoryEmr(): MemoryEmr {
     async updatePatient(id, p) {
       gate();
       const entry = patientById(id);
-      if (!entry) throw new Error(`no patient ${id}`);
+      if (!entry) throw refused(`patient ${id}`);
       if (entry.origin === 'adapter') {
         entry.data = p;
         return { differences: [] };
@@ -71,7 +92,8 @@ export function createMemoryEmr(): MemoryEmr {
     async linkPatient(id, serviceId) {
       gate();
       // A patient the EMR had before the service: it becomes known under the service's id as well.
-      const entry = patientById(id) ?? { id, data: { serviceId }, origin: 'emr' as const };
+      const entry = patientById(id);
+      if (!entry) throw refused(`patient ${id}`);
       records.patient.set(serviceId, entry);
     },
     ensurePractitioner: (d) => ensure('practitioner', d.serviceId, d),
@@ -83,7 +105,7 @@ export function createMemoryEmr(): MemoryEmr {
     },
     async updateAppointment(id, a) {
       gate();
-      if (!byId.has(id)) throw new Error(`no appointment ${id}`);
+      if (!byId.has(id)) throw refused(`appointment ${id}`);
       byId.set(id, a);
     },
     async listDocumentsChangedSince(watermark) {
@@ -95,7 +117,11 @@ export function createMemoryEmr(): MemoryEmr {
     async readDocumentBytes(doc) {
       gate();
       if ('base64' in doc.content) return Buffer.from(doc.content.base64, 'base64');
-      throw new Error('the memory EMR holds no URL content');
+      const url = new URL(doc.content.url, `${MEMORY_EMR_BASE_URL}/`);
+      if (url.origin !== new URL(MEMORY_EMR_BASE_URL).origin) throw new EmrError('document_content_refused', "the document's content is on another origin than the EMR; it is not read");
+      const bytes = emr.contents.get(url.href);
+      if (!bytes) throw refused(`content at ${url.pathname}`);
+      return bytes;
     },
     async recordDocumentOutcome(o) {
       gate();
@@ -114,6 +140,7 @@ export function createMemoryEmr(): MemoryEmr {
     emr.calls++;
     if (emr.failWith) throw emr.failWith;
     if (emr.down) throw new EmrError('emr_unavailable', 'the in-memory EMR is down');
+    if (emr.refusing) throw new EmrError('emr_unauthorized', 'the in-memory EMR refuses the adapter', 401);
   }
 
   async function ensure(kind: Kind, serviceId: string, data: unknown, origin?: MemoryRecord['origin']): Promise<EmrRecord> {

@@ -4,7 +4,8 @@
 // authorization server is an incident (emr_unauthorized); no answer or a 5xx is an outage.
 import { request, type Dispatcher } from 'undici';
 import type { Clock } from '../../../clock.ts';
-import { EmrError, isTransientStatus } from '../../errors.ts';
+import { isTransientStatus } from '../../../http/transient.ts';
+import { EmrError } from '../../errors.ts';
 import { createClientAssertion } from './assertion.ts';
 import type { ClientKey } from './keys.ts';
 

@@ -1,4 +1,5 @@
-// Starting TypeScript child processes and waiting for their `listening on <url>` line.
+// Starting TypeScript child processes and waiting for their `listening on <url>` line. Shared by the
+// benchmarks and the tests (bench/ never imports from test/; test/ imports this).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

@@ -1,5 +1,7 @@
-// A receiver-only process (durable inbox + verifier, no processor): the crash test kills it with SIGKILL
-// and the receiver benchmark loads it. Run: node bin/run-ts.js test/support/receiver-process.ts <db> <port>
+// A receiver-only process (durable inbox + verifier, no processor): the receiver benchmark loads it and
+// the crash test (test/receiver) kills it with SIGKILL. It verifies with SERVICE_KEY_ID and
+// SERVICE_SIGNING_SECRETS (comma-separated), as the adapter does.
+// Run: node bin/run-ts.js bench/support/receiver-process.ts <db> <port>
 // Prints `listening on http://127.0.0.1:<port>` when ready.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,10 +13,11 @@ import { silentLogger } from '../../src/logger.ts';
 import { createMetrics } from '../../src/metrics/metrics.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createReceiverRouter } from '../../src/receiver/router.ts';
-import { TEST_KEY_ID, TEST_SECRET } from './webhooks.ts';
 
 const [dbPath, portArg] = process.argv.slice(2);
-if (!dbPath) throw new Error('usage: receiver-process.ts <db path> [port]');
+const keyId = process.env.SERVICE_KEY_ID;
+const secrets = process.env.SERVICE_SIGNING_SECRETS?.split(',');
+if (!dbPath || !keyId || !secrets) throw new Error('usage: SERVICE_KEY_ID=… SERVICE_SIGNING_SECRETS=… receiver-process.ts <db path> [port]');
 const db = openDatabase({ path: dbPath, migrationsDir: ADAPTER_MIGRATIONS });
 const logger = silentLogger();
 const metrics = createMetrics();
@@ -28,8 +31,8 @@ const app = createApp({
       clock: systemClock,
       logger,
       metrics,
-      keyId: () => TEST_KEY_ID,
-      secrets: () => [TEST_SECRET],
+      keyId: () => keyId,
+      secrets: () => secrets,
       toleranceSeconds: 300,
       maxBodyBytes: 256 * 1024,
     }),

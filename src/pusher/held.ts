@@ -1,0 +1,50 @@
+// Documents the service HELD: asked about again just after releaseAfter (quiet hours) or on the
+// PUSHER_HELD_POLL_SECONDS schedule (auto-send off), until they move on to another status.
+import type { Clock } from '../clock.ts';
+import { describeError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { ServiceClient } from '../service-client/client.ts';
+import type { Outbox, OutboxRow } from './outbox.ts';
+
+/** How long after releaseAfter a HELD document is asked about: the service has released it by then. */
+const AFTER_RELEASE_MS = 1_000;
+/** A poll that failed is tried again after the schedule, or this, whichever is sooner. */
+const FAILED_POLL_RETRY_MAX_MS = 60_000;
+
+/** When to ask about a HELD document: just after its release (quiet hours), or on the schedule (auto-send off). */
+export function nextHeldPoll(now: number, heldPollMs: number, releaseAfter: string | undefined): number {
+  return releaseAfter ? Math.max(now, Date.parse(releaseAfter)) + AFTER_RELEASE_MS : now + heldPollMs;
+}
+
+export interface HeldFollowUp {
+  /** Asks about the HELD documents due (at most `batch`); returns how many it asked about. */
+  followDue(batch: number): Promise<number>;
+}
+
+export function createHeldFollowUp(deps: { clock: Clock; logger: Logger; outbox: Outbox; serviceClient: Pick<ServiceClient, 'getDocument'>; heldPollMs: number }): HeldFollowUp {
+  const { clock, logger, outbox, heldPollMs } = deps;
+
+  async function follow(row: OutboxRow): Promise<void> {
+    try {
+      const resource = await deps.serviceClient.getDocument(row.external_id);
+      if (resource && resource.status !== 'HELD') {
+        outbox.recordOutcome(row.external_id, { state: resource.status, resource });
+        logger.info({ externalId: row.external_id, status: resource.status }, 'held document moved on');
+        return;
+      }
+      const releaseAfter = resource?.releaseAfter && Date.parse(resource.releaseAfter) > clock.now() ? resource.releaseAfter : undefined;
+      outbox.pollAgainAt(row.external_id, nextHeldPoll(clock.now(), heldPollMs, releaseAfter));
+    } catch (err) {
+      outbox.pollAgainAt(row.external_id, clock.now() + Math.min(heldPollMs, FAILED_POLL_RETRY_MAX_MS));
+      logger.warn({ externalId: row.external_id, code: describeError(err).code }, 'poll of a held document failed');
+    }
+  }
+
+  return {
+    async followDue(batch) {
+      const held = outbox.heldDue(batch);
+      await Promise.all(held.map(follow));
+      return held.length;
+    },
+  };
+}

@@ -1,0 +1,55 @@
+// Each new status of a document from the EMR goes back to the EMR (recordDocumentOutcome), with the link of
+// its patient where the service made one; repeated until it succeeds. While the EMR refuses the adapter (an
+// incident, behind the shared gate) nothing is written back.
+import type { EmrPort } from '../emr/port.ts';
+import { describeError, isIncident } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { IncidentGate } from '../work/incident-gate.ts';
+import type { Outbox, OutboxRow } from './outbox.ts';
+import type { PatientLinks } from './patient-links.ts';
+
+export interface WriteBack {
+  /** Writes back the statuses not yet in the EMR (at most `batch`), oldest first; stops at an EMR incident. */
+  syncDue(batch: number): Promise<void>;
+}
+
+export function createWriteBack(deps: { logger: Logger; outbox: Outbox; links: PatientLinks; emr: EmrPort; emrGate: IncidentGate }): WriteBack {
+  const { logger, outbox, emrGate } = deps;
+
+  /** Writes a row's status back to the EMR; false when an EMR incident means the rest should wait too. */
+  async function syncOne(row: OutboxRow): Promise<boolean> {
+    if (!row.emr_document_id || row.state === 'queued') return outbox.markSynced(row), true;
+    try {
+      // Repeated until it succeeds, with the outcome: the EMR record carries the service's id only where
+      // this link is the mapping that stands (never two records with one id).
+      if (row.emr_patient_id && row.patient_service_id && deps.links.link(row.patient_service_id, row.emr_patient_id))
+        await deps.emr.linkPatient(row.emr_patient_id, row.patient_service_id);
+      await deps.emr.recordDocumentOutcome({
+        documentId: row.emr_document_id,
+        documentType: row.document_type,
+        status: row.state,
+        ...(row.status_reason ? { statusReason: row.status_reason } : {}),
+        ...(row.service_id ? { serviceId: row.service_id } : {}),
+        ...(row.release_after ? { releaseAfter: row.release_after } : {}),
+        ...(row.sent_at ? { sentAt: row.sent_at } : {}),
+        occurredAt: new Date(row.updated_at).toISOString(),
+      });
+      outbox.markSynced(row);
+      emrGate.passed();
+      return true;
+    } catch (err) {
+      if (isIncident(err)) {
+        emrGate.failed();
+        return false;
+      }
+      logger.warn({ externalId: row.external_id, code: describeError(err).code }, 'status write-back to the EMR failed; will retry');
+      return true;
+    }
+  }
+
+  return {
+    async syncDue(batch) {
+      for (const row of emrGate.closed() ? [] : outbox.unsynced(batch)) if (!(await syncOne(row))) break;
+    },
+  };
+}

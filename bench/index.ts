@@ -13,6 +13,7 @@ const benches: Record<string, Bench> = {
   simulator: benchSimulatorDeliveries,
   processor: benchProcessor,
   pusher: benchPusher,
+  'fhir-server': async () => (await import('./fhir-server.ts')).benchFhirServer(),
 };
 
 const only = process.argv.slice(2);

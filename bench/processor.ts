@@ -54,7 +54,12 @@ async function measure(emr: EmrPort, dir: string, name: string, prefix = '', ser
   db.transaction(() => {
     for (let e = 0; e < EVENTS_PER; e++)
       for (let a = 0; a < APPOINTMENTS; a++) {
-        const body = appointmentEvent({ appointmentId: `${prefix}apt_${a}`, eventType: TYPES[Math.min(e, 2)]!, occurredAt: new Date(Date.UTC(2026, 0, 1, 0, e)).toISOString(), startsAt: new Date(Date.UTC(2026, 1, 1, e)).toISOString() });
+        const body = appointmentEvent({
+          appointmentId: `${prefix}apt_${a}`,
+          eventType: TYPES[Math.min(e, 2)]!,
+          occurredAt: new Date(Date.UTC(2026, 0, 1, 0, e)).toISOString(),
+          startsAt: new Date(Date.UTC(2026, 1, 1, e)).toISOString(),
+        });
         insert.run(body.eventId, String(body.eventType), '{}', Buffer.from(JSON.stringify(body)), systemClock.now());
       }
   })();
@@ -112,7 +117,9 @@ export async function benchProcessor(): Promise<{ rows: Record<string, string | 
   try {
     const plain = await startChild(['bin/emr-bridge.js', 'fhir-server', '--port', '0'], { env });
     children.push(plain);
-    const smart = await startChild(['bin/emr-bridge.js', 'fhir-server', '--port', '0', '--auth', 'smart', '--client', `${SMART_CLIENT_ID}=${jwksPath}`], { env });
+    const smart = await startChild(['bin/emr-bridge.js', 'fhir-server', '--port', '0', '--auth', 'smart', '--client', `${SMART_CLIENT_ID}=${jwksPath}`], {
+      env,
+    });
     children.push(smart);
 
     const memory = await measure(createMemoryEmr(), dir, 'memory');
@@ -126,7 +133,17 @@ export async function benchProcessor(): Promise<{ rows: Record<string, string | 
     for (let round = 0; round < FHIR_ROUNDS; round++) {
       for (const mode of round % 2 === 0 ? (['none', 'smart'] as const) : (['smart', 'none'] as const)) {
         const v = variants[mode];
-        const fhirEmr = createFhirEmr({ baseUrl: v.child.url, identifierSystem: 'urn:emr-bridge:service', timeoutMs: 10_000, labReportTypeCodes: [], prescriptionTypeCodes: [], auth: v.auth, maxContentBytes: 1024 * 1024, clock: systemClock, logger: silentLogger() });
+        const fhirEmr = createFhirEmr({
+          baseUrl: v.child.url,
+          identifierSystem: 'urn:emr-bridge:service',
+          timeoutMs: 10_000,
+          labReportTypeCodes: [],
+          prescriptionTypeCodes: [],
+          auth: v.auth,
+          maxContentBytes: 1024 * 1024,
+          clock: systemClock,
+          logger: silentLogger(),
+        });
         try {
           runs[mode].push(await measure(fhirEmr, dir, `fhir-${mode}-${round}`, `r${round}_`, v.child.proc.pid));
           if (mode === 'smart') tokenRequests.push(fhirEmr.http.auth.tokens?.requests() ?? 0);
@@ -141,7 +158,13 @@ export async function benchProcessor(): Promise<{ rows: Record<string, string | 
     const roundRatios = runs.smart.map((s, i) => s.rate / runs.none[i]!.rate);
     const ok = ratio >= 0.95;
     const cpuPerEvent = (r: Run) => r.cpuUs / r.applied;
-    const row = (emr: string, r: Run) => ({ emr, events: r.applied, seconds: r.seconds.toFixed(2), 'events applied/s': Math.round(r.rate), 'CPU µs/event': Math.round(cpuPerEvent(r)) });
+    const row = (emr: string, r: Run) => ({
+      emr,
+      events: r.applied,
+      seconds: r.seconds.toFixed(2),
+      'events applied/s': Math.round(r.rate),
+      'CPU µs/event': Math.round(cpuPerEvent(r)),
+    });
     return {
       ok,
       rows: [

@@ -19,13 +19,20 @@ import { startChild } from './support/child.ts';
 const DOCUMENTS = 300;
 const PDF_100KB = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(100 * 1024 - 9, 0x20)]).toString('base64');
 
-const body = (externalId: string) => ({ externalId, patientPhone: '+15550500000', patientName: 'Bench Patient', label: 'Bench report', file: { base64: PDF_100KB, filename: 'bench.pdf' } });
+const body = (externalId: string) => ({
+  externalId,
+  patientPhone: '+15550500000',
+  patientName: 'Bench Patient',
+  label: 'Bench report',
+  file: { base64: PDF_100KB, filename: 'bench.pdf' },
+});
 
 export async function benchPusher(): Promise<{ rows: Record<string, string | number>[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-bench-pusher-'));
   const sim = await startChild(['bin/emr-bridge.js', 'simulator', '--port', '0'], { env: { LOG_LEVEL: 'silent', SIMULATOR_DATABASE_PATH: '' } });
   try {
-    const clinicId = (await requestJson<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, { quietHours: { start: '00:00', end: '00:00' } })).body.clinicId;
+    const clinicId = (await requestJson<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, { quietHours: { start: '00:00', end: '00:00' } })).body
+      .clinicId;
     const key = (await requestJson<{ key: string }>('POST', `${sim.url}/_sim/keys`, { clinicId })).body.key;
 
     let t0 = performance.now();
@@ -33,7 +40,11 @@ export async function benchPusher(): Promise<{ rows: Record<string, string | num
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         for (let id = queue.shift(); id; id = queue.shift()) {
-          const res = await request(`${sim.url}/integration/v1/lab-reports`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body(id)) });
+          const res = await request(`${sim.url}/integration/v1/lab-reports`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify(body(id)),
+          });
           await res.body.dump();
         }
       }),

@@ -33,7 +33,15 @@ function delivery1500(): { eventId: string; headers: Record<string, string>; bod
   event.appointment.notes = 'n'.repeat(Math.max(0, 1536 - size + String(event.appointment.notes).length));
   const body = Buffer.from(JSON.stringify(event));
   const eventId = String(event.eventId);
-  const headers = signedWebhookHeaders({ keyId: KEY_ID, secrets: [SECRET], timestamp: Math.floor(Date.now() / 1000), body, eventId, eventType: String(event.eventType), attempt: 1 });
+  const headers = signedWebhookHeaders({
+    keyId: KEY_ID,
+    secrets: [SECRET],
+    timestamp: Math.floor(Date.now() / 1000),
+    body,
+    eventId,
+    eventType: String(event.eventType),
+    attempt: 1,
+  });
   return { eventId, headers, body };
 }
 
@@ -42,7 +50,15 @@ async function measure(script: string, args: string[], onAck?: (eventId: string)
   try {
     const eventIds: string[] = [];
     // Warm-up: connections, JIT, the database file.
-    await runLoad({ url: child.url, path: '/webhooks/service', concurrency: CONCURRENCY, requests: 1_000, maxSeconds: 5, build: () => delivery1500(), ...(onAck ? { onOk: () => undefined } : {}) });
+    await runLoad({
+      url: child.url,
+      path: '/webhooks/service',
+      concurrency: CONCURRENCY,
+      requests: 1_000,
+      maxSeconds: 5,
+      build: () => delivery1500(),
+      ...(onAck ? { onOk: () => undefined } : {}),
+    });
     const cpu0 = cpuSeconds(child.proc.pid!);
     const result = await runLoad({
       url: child.url,

@@ -13,9 +13,17 @@ export async function benchSimulatorDeliveries(): Promise<{ rows: Record<string,
   try {
     const http = () => request(sim.app.callback());
     const clinicId = (await http().post('/_sim/clinics').send({})).body.clinicId as string;
-    await http().post('/_sim/subscriptions').send({ clinicId, url: `${receiver.url}/hook`, eventTypes: ['patient.created'] });
+    await http()
+      .post('/_sim/subscriptions')
+      .send({ clinicId, url: `${receiver.url}/hook`, eventTypes: ['patient.created'] });
     // Queue every event first, so the measurement is the dispatcher alone.
-    for (let i = 0; i < EVENTS; i++) sim.emit({ eventId: crypto.randomUUID(), eventType: 'patient.created', clinicId, patient: { serviceId: `pat_${i}`, externalId: null, name: 'Bench Patient', phone: '+15550000000' } } as never);
+    for (let i = 0; i < EVENTS; i++)
+      sim.emit({
+        eventId: crypto.randomUUID(),
+        eventType: 'patient.created',
+        clinicId,
+        patient: { serviceId: `pat_${i}`, externalId: null, name: 'Bench Patient', phone: '+15550000000' },
+      } as never);
     const t0 = performance.now();
     await sim.runDue();
     const seconds = (performance.now() - t0) / 1000;
@@ -23,7 +31,16 @@ export async function benchSimulatorDeliveries(): Promise<{ rows: Record<string,
     const rate = delivered / seconds;
     return {
       ok: rate >= 2000 && delivered === EVENTS,
-      rows: [{ events: EVENTS, delivered, seconds: seconds.toFixed(2), 'deliveries/s': Math.round(rate), target: '>= 2000/s', result: rate >= 2000 ? 'PASS' : 'FAIL' }],
+      rows: [
+        {
+          events: EVENTS,
+          delivered,
+          seconds: seconds.toFixed(2),
+          'deliveries/s': Math.round(rate),
+          target: '>= 2000/s',
+          result: rate >= 2000 ? 'PASS' : 'FAIL',
+        },
+      ],
     };
   } finally {
     await sim.stop();

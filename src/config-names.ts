@@ -10,7 +10,9 @@ export const SETTING_PREFIXES = ['SERVICE_', 'FHIR_', 'ADMIN_', 'PROCESSOR_', 'P
  * not settings, and not typos either.
  */
 function isServiceLink(name: string, value: string): boolean {
-  return /_SERVICE_(HOST|PORT)(_\w+)?$/.test(name) || /_PORT(_\d+_(TCP|UDP|SCTP)(_\w+)?)?$/.test(name) && /^(tcp|udp|sctp):\/\/|^\d+$|^[\d.:a-f]+$/i.test(value);
+  return (
+    /_SERVICE_(HOST|PORT)(_\w+)?$/.test(name) || (/_PORT(_\d+_(TCP|UDP|SCTP)(_\w+)?)?$/.test(name) && /^(tcp|udp|sctp):\/\/|^\d+$|^[\d.:a-f]+$/i.test(value))
+  );
 }
 
 function distance(a: string, b: string): number {

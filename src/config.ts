@@ -9,8 +9,7 @@ import { ConfigError } from './errors.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
-  z.coerce.number().int().min(min).max(max).default(def);
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(def);
 const optionalUrl = z
   .string()
   .trim()
@@ -27,7 +26,12 @@ const baseUrlOrBundled = z
 const csv = z
   .string()
   .optional()
-  .transform((s) => (s ?? '').split(',').map((x) => x.trim()).filter(Boolean));
+  .transform((s) =>
+    (s ?? '')
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  );
 
 const schema = z.object({
   NODE_ENV: z.string().optional(),
@@ -56,7 +60,10 @@ const schema = z.object({
   FHIR_PRIVATE_KEY_PATH: z.string().optional(),
   FHIR_KEY_ID: z.string().optional(),
   FHIR_TOKEN_URL: optionalUrl,
-  FHIR_SCOPES: z.string().optional().transform((s) => (s ?? '').split(/\s+/).filter(Boolean)),
+  FHIR_SCOPES: z
+    .string()
+    .optional()
+    .transform((s) => (s ?? '').split(/\s+/).filter(Boolean)),
   // A document's content read from the EMR (a Binary's JSON is a third larger than the 15 MB file it holds).
   FHIR_MAX_CONTENT_BYTES: int(25 * 1024 * 1024, 1024),
   ADMIN_TOKEN: z.string().optional(),
@@ -171,20 +178,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
   const parsed = schema.safeParse(given);
   if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((i) => `${i.path.join('.') || '(settings)'}: ${i.message}`),
-    );
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(settings)'}: ${i.message}`));
   }
   const s = parsed.data;
   const problems: string[] = unknownSettings(given as Record<string, string>, SETTING_NAMES);
   const bundled = deploymentProblems(s, problems);
   if (s.DATABASE_URL) problems.push('DATABASE_URL: PostgreSQL is not supported by this version; unset it to keep state in SQLite at DATABASE_PATH');
-  if (s.ADMIN_TOKEN !== undefined && s.ADMIN_TOKEN.length < 16)
-    problems.push('ADMIN_TOKEN: must be at least 16 characters');
-  if (s.PROCESSOR_BACKOFF_MAX_MS < s.PROCESSOR_BACKOFF_BASE_MS)
-    problems.push('PROCESSOR_BACKOFF_MAX_MS: must not be below PROCESSOR_BACKOFF_BASE_MS');
-  if (s.PUSHER_BACKOFF_MAX_MS < s.PUSHER_BACKOFF_BASE_MS)
-    problems.push('PUSHER_BACKOFF_MAX_MS: must not be below PUSHER_BACKOFF_BASE_MS');
+  if (s.ADMIN_TOKEN !== undefined && s.ADMIN_TOKEN.length < 16) problems.push('ADMIN_TOKEN: must be at least 16 characters');
+  if (s.PROCESSOR_BACKOFF_MAX_MS < s.PROCESSOR_BACKOFF_BASE_MS) problems.push('PROCESSOR_BACKOFF_MAX_MS: must not be below PROCESSOR_BACKOFF_BASE_MS');
+  if (s.PUSHER_BACKOFF_MAX_MS < s.PUSHER_BACKOFF_BASE_MS) problems.push('PUSHER_BACKOFF_MAX_MS: must not be below PUSHER_BACKOFF_BASE_MS');
   const dataDir = resolve(s.DATA_DIR);
   const fhirAuth = fhirAuthFrom(s, dataDir, problems);
   if (problems.length) throw new ConfigError(problems);
@@ -254,8 +256,10 @@ function deploymentProblems(s: z.output<typeof schema>, problems: string[]): Con
   const zeroConfiguration = !s.SERVICE_BASE_URL && !s.FHIR_BASE_URL;
   const bundled = { service: zeroConfiguration || s.SERVICE_BASE_URL === 'bundled', fhir: zeroConfiguration || s.FHIR_BASE_URL === 'bundled' };
   if (!zeroConfiguration) {
-    if (!s.SERVICE_BASE_URL) problems.push('SERVICE_BASE_URL: required once FHIR_BASE_URL is set (the service\'s address, or `bundled` for the bundled simulator)');
-    if (!s.FHIR_BASE_URL) problems.push('FHIR_BASE_URL: required once SERVICE_BASE_URL is set (the EMR\'s FHIR base URL, or `bundled` for the bundled FHIR server)');
+    if (!s.SERVICE_BASE_URL)
+      problems.push("SERVICE_BASE_URL: required once FHIR_BASE_URL is set (the service's address, or `bundled` for the bundled simulator)");
+    if (!s.FHIR_BASE_URL)
+      problems.push("FHIR_BASE_URL: required once SERVICE_BASE_URL is set (the EMR's FHIR base URL, or `bundled` for the bundled FHIR server)");
   }
   if (s.SERVICE_BASE_URL && !bundled.service) {
     if (!s.SERVICE_API_KEY) problems.push('SERVICE_API_KEY: required when SERVICE_BASE_URL is set');
@@ -264,11 +268,12 @@ function deploymentProblems(s: z.output<typeof schema>, problems: string[]): Con
     if (!s.ADMIN_TOKEN) problems.push('ADMIN_TOKEN: required (at least 16 characters) when SERVICE_BASE_URL is set');
   }
   if (s.NODE_ENV === 'production') {
-    if (bundled.service) problems.push('SERVICE_BASE_URL: NODE_ENV=production runs no bundled part; set the service\'s https address');
-    if (bundled.fhir) problems.push('FHIR_BASE_URL: NODE_ENV=production runs no bundled part; set the EMR\'s https FHIR base URL');
+    if (bundled.service) problems.push("SERVICE_BASE_URL: NODE_ENV=production runs no bundled part; set the service's https address");
+    if (bundled.fhir) problems.push("FHIR_BASE_URL: NODE_ENV=production runs no bundled part; set the EMR's https FHIR base URL");
     for (const name of ['SERVICE_BASE_URL', 'FHIR_BASE_URL', 'FHIR_TOKEN_URL'] as const) {
       const url = s[name];
-      if (url && url !== 'bundled' && !url.startsWith('https://') && !isLoopback(url)) problems.push(`${name}: must be https with NODE_ENV=production (loopback excepted)`);
+      if (url && url !== 'bundled' && !url.startsWith('https://') && !isLoopback(url))
+        problems.push(`${name}: must be https with NODE_ENV=production (loopback excepted)`);
     }
     if (!s.ADMIN_TOKEN) problems.push('ADMIN_TOKEN: required with NODE_ENV=production (never generated)');
   }

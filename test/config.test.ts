@@ -75,7 +75,14 @@ describe('deployment mode', () => {
 
   it('with NODE_ENV=production refuses every bundled part, plain http and a missing admin token', () => {
     expect(parseConfig({ ...production, NODE_ENV: 'production' }).production).toBe(true);
-    const p = problems({ NODE_ENV: 'production', SERVICE_BASE_URL: 'http://service.example.test', SERVICE_API_KEY: 'k', SERVICE_KEY_ID: 'k', SERVICE_SIGNING_SECRETS: 's', FHIR_BASE_URL: 'bundled' }).join('\n');
+    const p = problems({
+      NODE_ENV: 'production',
+      SERVICE_BASE_URL: 'http://service.example.test',
+      SERVICE_API_KEY: 'k',
+      SERVICE_KEY_ID: 'k',
+      SERVICE_SIGNING_SECRETS: 's',
+      FHIR_BASE_URL: 'bundled',
+    }).join('\n');
     expect(p).toContain('SERVICE_BASE_URL: must be https');
     expect(p).toContain('FHIR_BASE_URL: NODE_ENV=production runs no bundled part');
     expect(p).toContain('ADMIN_TOKEN: required with NODE_ENV=production');
@@ -120,8 +127,21 @@ describe('FHIR sign-in settings', () => {
   });
 
   it('reads a complete smart configuration, scopes split on spaces', () => {
-    const c = parseConfig({ ...real, FHIR_AUTH: 'smart', FHIR_CLIENT_ID: 'bridge-1', FHIR_PRIVATE_KEY_PATH: '/keys/k.pem', FHIR_TOKEN_URL: 'https://emr.example.test/oauth2/token', FHIR_SCOPES: 'system/Patient.rs  system/Appointment.cru' });
-    expect(c.fhir.auth).toEqual({ mode: 'smart', clientId: 'bridge-1', privateKeyPath: '/keys/k.pem', tokenUrl: 'https://emr.example.test/oauth2/token', scopes: ['system/Patient.rs', 'system/Appointment.cru'] });
+    const c = parseConfig({
+      ...real,
+      FHIR_AUTH: 'smart',
+      FHIR_CLIENT_ID: 'bridge-1',
+      FHIR_PRIVATE_KEY_PATH: '/keys/k.pem',
+      FHIR_TOKEN_URL: 'https://emr.example.test/oauth2/token',
+      FHIR_SCOPES: 'system/Patient.rs  system/Appointment.cru',
+    });
+    expect(c.fhir.auth).toEqual({
+      mode: 'smart',
+      clientId: 'bridge-1',
+      privateKeyPath: '/keys/k.pem',
+      tokenUrl: 'https://emr.example.test/oauth2/token',
+      scopes: ['system/Patient.rs', 'system/Appointment.cru'],
+    });
   });
 });
 

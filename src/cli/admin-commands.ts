@@ -8,7 +8,6 @@ import { SPECS } from './specs.ts';
 import { adminClientFrom, report } from './admin-client.ts';
 import { print } from './output.ts';
 
-const common = { 'admin-url': { type: 'string' }, 'admin-token': { type: 'string' } } as const;
 const paging = {
   limit: { type: 'string' },
   cursor: { type: 'string' },

@@ -15,14 +15,21 @@ import { SPECS, usageOf } from './specs.ts';
 export const BACKUP_USAGE = usageOf(SPECS.backup);
 
 /** 20261123T101500Z: sortable, and free of the colons some file systems refuse. */
-const utcStamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+const utcStamp = (ms: number) =>
+  new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 
 // All remaining pages in one step: one read transaction sees one snapshot. Smaller steps would restart the
 // copy whenever `serve` commits between them, which under steady webhook traffic could be forever. In WAL
 // mode the reader does not hold up the writer, so `serve` keeps acknowledging webhooks meanwhile.
 const ALL_PAGES = 0x7fffffff;
 
-const refuse = (code: number, message: string) => (process.stderr.write(`emr-bridge backup: ${message}\n`), code);
+const refuse = (code: number, message: string): number => {
+  process.stderr.write(`emr-bridge backup: ${message}\n`);
+  return code;
+};
 
 export async function backupCommand(argv: string[]): Promise<number> {
   // -h/--help: parse throws HelpRequested, and the CLI prints BACKUP_USAGE with exit 0.

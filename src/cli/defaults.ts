@@ -28,7 +28,11 @@ export function cliDefaults(config: Config): CliDefaults {
   const adminToken = config.adminToken ?? bundled.adminToken;
   const keyId = config.service.keyId ?? c?.keyId;
   return {
-    adminUrl: config.admin ? `http://${config.admin.host === '0.0.0.0' ? '127.0.0.1' : config.admin.host}:${config.admin.port}` : c ? new URL(c.webhookUrl).origin : local,
+    adminUrl: config.admin
+      ? `http://${config.admin.host === '0.0.0.0' ? '127.0.0.1' : config.admin.host}:${config.admin.port}`
+      : c
+        ? new URL(c.webhookUrl).origin
+        : local,
     ...(adminToken ? { adminToken } : {}),
     webhookUrl: c?.webhookUrl ?? `${local}/webhooks/service`,
     ...(keyId ? { keyId } : {}),

@@ -14,9 +14,11 @@ const TYPES: Record<string, DocumentType> = { 'lab-report': 'lab_report', prescr
 export async function pushCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPECS.push);
   const documentType = TYPES[positionals[0] ?? ''] ?? (DOCUMENT_TYPES as readonly string[]).find((t) => t === positionals[0]);
-  if (!documentType) throw new UsageError('usage: push lab-report|prescription --file F --external-id ID --label L (--patient-external-id P | --patient-phone P --patient-name N)');
-  for (const required of ['file', 'external-id', 'label'] as const)
-    if (!values[required]) throw new UsageError(`--${required} is required`);
+  if (!documentType)
+    throw new UsageError(
+      'usage: push lab-report|prescription --file F --external-id ID --label L (--patient-external-id P | --patient-phone P --patient-name N)',
+    );
+  for (const required of ['file', 'external-id', 'label'] as const) if (!values[required]) throw new UsageError(`--${required} is required`);
 
   const bytes = readFileSync(values.file!);
   const body = {

@@ -11,11 +11,13 @@ import { print } from './output.ts';
 
 export async function replayCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPECS.replay);
-  if (positionals.length === 0) throw new UsageError('usage: replay <file|folder> [--to URL] [--secret S] [--key-id K] [--fresh-ids] [--concurrency N] [--admin-url U --admin-token T]');
+  if (positionals.length === 0)
+    throw new UsageError('usage: replay <file|folder> [--to URL] [--secret S] [--key-id K] [--fresh-ids] [--concurrency N] [--admin-url U --admin-token T]');
   const defaults = cliDefaults(loadConfig());
   const secrets = values.secret?.length ? values.secret : defaults.secrets;
   const keyId = values['key-id'] ?? defaults.keyId;
-  if (!secrets.length || !keyId) throw new UsageError('a signing secret (--secret or SERVICE_SIGNING_SECRETS) and a key id (--key-id or SERVICE_KEY_ID) are required');
+  if (!secrets.length || !keyId)
+    throw new UsageError('a signing secret (--secret or SERVICE_SIGNING_SECRETS) and a key id (--key-id or SERVICE_KEY_ID) are required');
   // How many entities go at once: one entity's events always go one after another (src/replay/entity-chains.ts).
   const concurrency = Number(values.concurrency ?? 4);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) throw new UsageError('--concurrency must be 1..64');

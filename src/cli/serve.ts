@@ -16,7 +16,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const logger = createLogger({ level: config.logLevel, destination: out.stream });
   const adapter = await startAdapter({ config, logger });
   // Signal handlers before the first line: a script that reads it may stop us at once.
-  const stopped = onShutdown(() => adapter.close(), (m) => logger.info(m));
+  const stopped = onShutdown(
+    () => adapter.close(),
+    (m) => logger.info(m),
+  );
   out.announce(`listening on ${adapter.url}`);
   printBanner(adapter, config);
   return stopped;
@@ -30,15 +33,14 @@ function printBanner(a: RunningAdapter, config: Config): void {
   print(`  adapter        ${a.url}  (webhooks ${a.webhookUrl})`);
   print(`  admin API      ${a.adminUrl}/admin  (metrics ${a.adminUrl}/metrics)`);
   print(`  service        ${a.serviceUrl}  (${part(config.bundled.service)}${config.bundled.service ? ' simulator' : ''})`);
-  if (a.fhirBaseUrl) print(`  FHIR R4 EMR    ${a.fhirBaseUrl}  (${part(config.bundled.fhir)}${config.bundled.fhir ? ' FHIR server' : ''}, sign-in: ${config.fhir.auth.mode})`);
+  if (a.fhirBaseUrl)
+    print(`  FHIR R4 EMR    ${a.fhirBaseUrl}  (${part(config.bundled.fhir)}${config.bundled.fhir ? ' FHIR server' : ''}, sign-in: ${config.fhir.auth.mode})`);
   print(`  data folder    ${config.dataDir}`);
   print(`  admin token    ${maskToken(a.adminToken)}  (${config.adminToken ? 'ADMIN_TOKEN' : `generated, in ${bundledStatePath(config.dataDir)}`})`);
   if (!a.clinicId) return;
   print('');
   print('  Try it: create an appointment in the simulator, then see it arrive in FHIR:');
-  print(
-    `    curl -s -X POST ${a.serviceUrl}/_sim/appointments -H 'content-type: application/json' -d '{"clinicId":"${a.clinicId}"}'`,
-  );
+  print(`    curl -s -X POST ${a.serviceUrl}/_sim/appointments -H 'content-type: application/json' -d '{"clinicId":"${a.clinicId}"}'`);
   print(`    sleep 1; npx emr-bridge fhir-get 'Appointment?_count=10'   (the FHIR server wants a SMART sign-in, as a hospital's does)`);
   print('  Replay the QA samples (in another terminal): npx emr-bridge replay samples --fresh-ids');
   print('');

@@ -23,7 +23,10 @@ export async function simulatorCommand(argv: string[]): Promise<number> {
     ...(dbPath ? { dbPath } : {}),
     logger,
   });
-  const stopped = onShutdown(() => server.close(), (m) => logger.info(m));
+  const stopped = onShutdown(
+    () => server.close(),
+    (m) => logger.info(m),
+  );
   out.announce(`listening on ${server.url}`);
   return stopped;
 }
@@ -50,7 +53,10 @@ export async function fhirServerCommand(argv: string[]): Promise<number> {
     throw new UsageError(`--client: ${(err as Error).message}`);
   }
   // Signal handlers before the first line: a script that reads it may stop us at once.
-  const stopped = onShutdown(() => server.close(), (m) => logger.info(m));
+  const stopped = onShutdown(
+    () => server.close(),
+    (m) => logger.info(m),
+  );
   // Scripts read the first line as `listening on <url>` and nothing more.
   out.announce(`listening on ${server.baseUrl}`);
   if (server.auth) logger.info({ tokenUrl: server.auth.tokenUrl, clients: options.clients.map((c) => c.clientId) }, 'SMART sign-in on');

@@ -24,7 +24,12 @@ export interface CommandSpec {
 }
 
 const adminOptions = {
-  'admin-url': { type: 'string', value: 'URL', help: "the adapter's admin API base", default: 'the running adapter (ADMIN_PORT, PORT, or the zero-configuration adapter in DATA_DIR)' },
+  'admin-url': {
+    type: 'string',
+    value: 'URL',
+    help: "the adapter's admin API base",
+    default: 'the running adapter (ADMIN_PORT, PORT, or the zero-configuration adapter in DATA_DIR)',
+  },
   'admin-token': { type: 'string', value: 'TOKEN', help: 'admin bearer token', default: 'ADMIN_TOKEN, or the one a zero-configuration adapter generated' },
 } as const satisfies Record<string, OptionSpec>;
 
@@ -48,7 +53,11 @@ export const SPECS = {
   simulator: {
     name: 'simulator',
     summary: 'the bundled service simulator alone',
-    options: { port: portOption('4000'), host: hostOption, db: { type: 'string', value: 'FILE', help: "the simulator's SQLite file", default: 'SIMULATOR_DATABASE_PATH, else in memory' } },
+    options: {
+      port: portOption('4000'),
+      host: hostOption,
+      db: { type: 'string', value: 'FILE', help: "the simulator's SQLite file", default: 'SIMULATOR_DATABASE_PATH, else in memory' },
+    },
   },
   'fhir-server': {
     name: 'fhir-server',
@@ -68,10 +77,16 @@ export const SPECS = {
     summary: 'signs sample payloads and posts them to a receiver; compares outcomes with expectations',
     options: {
       to: { type: 'string', value: 'URL', help: 'the receiver to post to', default: "the running adapter's /webhooks/service" },
-      secret: { type: 'string', multiple: true, value: 'S', help: 'signing secret (repeatable)', default: 'SERVICE_SIGNING_SECRETS, or the zero-configuration adapter\'s' },
-      'key-id': { type: 'string', value: 'K', help: 'X-Service-Key to send', default: 'SERVICE_KEY_ID, or the zero-configuration adapter\'s' },
+      secret: {
+        type: 'string',
+        multiple: true,
+        value: 'S',
+        help: 'signing secret (repeatable)',
+        default: "SERVICE_SIGNING_SECRETS, or the zero-configuration adapter's",
+      },
+      'key-id': { type: 'string', value: 'K', help: 'X-Service-Key to send', default: "SERVICE_KEY_ID, or the zero-configuration adapter's" },
       'fresh-ids': { type: 'boolean', help: 'give every event a new eventId (and document a new externalId), so a replay is not a duplicate' },
-      concurrency: { type: 'string', value: 'N', help: 'entities replayed at once (each entity\'s events stay in file order)', default: '4' },
+      concurrency: { type: 'string', value: 'N', help: "entities replayed at once (each entity's events stay in file order)", default: '4' },
       ...adminOptions,
     },
   },
@@ -96,7 +111,11 @@ export const SPECS = {
     name: 'documents',
     args: 'list | show <externalId> | retry <externalId>',
     summary: "the adapter's documents: list a page (filtered), show one, retry one that failed here",
-    options: { status: { type: 'string', value: 'S', help: 'list only this status (queued, SENT, HELD, FAILED, SUPPRESSED, REJECTED)' }, ...pagingOptions, ...adminOptions },
+    options: {
+      status: { type: 'string', value: 'S', help: 'list only this status (queued, SENT, HELD, FAILED, SUPPRESSED, REJECTED)' },
+      ...pagingOptions,
+      ...adminOptions,
+    },
   },
   'dead-letters': {
     name: 'dead-letters',
@@ -126,7 +145,12 @@ export const SPECS = {
     summary: 'a key pair for signing in to the EMR (SMART Backend Services); prints the public JWKS to register',
     options: {
       alg: { type: 'string', value: 'ES384|RS384', help: 'signing algorithm: EC P-384 or RSA 3072', default: 'ES384' },
-      out: { type: 'string', value: 'FILE', help: 'where the private key is written (PKCS#8 PEM, mode 0600, never overwritten)', default: './fhir-private-key.pem' },
+      out: {
+        type: 'string',
+        value: 'FILE',
+        help: 'where the private key is written (PKCS#8 PEM, mode 0600, never overwritten)',
+        default: './fhir-private-key.pem',
+      },
     },
   },
   'fhir-get': {
@@ -139,7 +163,9 @@ export const SPECS = {
     name: 'backup',
     summary: "an online copy of the adapter's SQLite database (safe while serve runs)",
     notes: ['Exit status: 0 written; 1 no database there, or the copy failed; 2 the file exists, or a bad option.'],
-    options: { out: { type: 'string', value: 'FILE', help: 'where the copy goes (never overwritten)', default: '<DATA_DIR>/backups/emr-bridge-<UTC time>.db' } },
+    options: {
+      out: { type: 'string', value: 'FILE', help: 'where the copy goes (never overwritten)', default: '<DATA_DIR>/backups/emr-bridge-<UTC time>.db' },
+    },
   },
 } as const satisfies Record<string, CommandSpec>;
 
@@ -170,7 +196,7 @@ export function overview(): string {
     '',
     ...Object.values(SPECS).map((s: CommandSpec) => `  ${s.name.padEnd(14)} ${s.summary}`),
     '',
-    "Each command answers --help. Settings come from the environment or .env (see .env.example).",
+    'Each command answers --help. Settings come from the environment or .env (see .env.example).',
   ].join('\n');
 }
 

@@ -23,7 +23,10 @@ export const fileSchema = z
 const common = {
   externalId: z.string().min(1).max(200),
   patientExternalId: z.string().min(1).optional(),
-  patientPhone: z.string().regex(/^\+[1-9]\d{6,14}$/, 'international format, e.g. +15551234567').optional(),
+  patientPhone: z
+    .string()
+    .regex(/^\+[1-9]\d{6,14}$/, 'international format, e.g. +15551234567')
+    .optional(),
   patientName: z.string().min(1).optional(),
   label: z.string().min(1).max(500),
   file: fileSchema,
@@ -65,14 +68,9 @@ export const DOCUMENT_PATHS = { lab_report: 'lab-reports', prescription: 'prescr
 
 /** Judges a file by its leading bytes, never by its name (415 unsupported_file_type, docs/decisions.md#error-bodies). */
 export function sniffMimeType(bytes: Uint8Array): AcceptedMimeType | undefined {
-  if (bytes.length >= 5 && bytes[0] === 0x25 && bytes[1] === 0x50 && bytes[2] === 0x44 && bytes[3] === 0x46 && bytes[4] === 0x2d)
-    return 'application/pdf'; // %PDF-
+  if (bytes.length >= 5 && bytes[0] === 0x25 && bytes[1] === 0x50 && bytes[2] === 0x44 && bytes[3] === 0x46 && bytes[4] === 0x2d) return 'application/pdf'; // %PDF-
   if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'image/jpeg';
-  if (
-    bytes.length >= 8 &&
-    [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a].every((b, i) => bytes[i] === b)
-  )
-    return 'image/png';
+  if (bytes.length >= 8 && [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a].every((b, i) => bytes[i] === b)) return 'image/png';
   return undefined;
 }
 

@@ -12,7 +12,10 @@ export const APPOINTMENT_MODES = ['Offline', 'Online'] as const;
 export const PAYMENT_TYPES = ['Full', 'Partial', 'Unpaid'] as const;
 
 const openEnum = (known: readonly string[], what: string) =>
-  z.string().min(1).describe(`${what}; known values: ${known.join(', ')}. Others are kept.`);
+  z
+    .string()
+    .min(1)
+    .describe(`${what}; known values: ${known.join(', ')}. Others are kept.`);
 
 const isoUtc = z.string().datetime({ offset: false, precision: 3 });
 const isoWithOffset = z.string().datetime({ offset: true });
@@ -102,11 +105,7 @@ export const documentEventSchema = z.looseObject({
   }),
 });
 
-export const webhookEventSchema = z.discriminatedUnion('eventType', [
-  appointmentEventSchema,
-  patientCreatedEventSchema,
-  documentEventSchema,
-]);
+export const webhookEventSchema = z.discriminatedUnion('eventType', [appointmentEventSchema, patientCreatedEventSchema, documentEventSchema]);
 
 export type AppointmentEvent = z.infer<typeof appointmentEventSchema>;
 export type PatientCreatedEvent = z.infer<typeof patientCreatedEventSchema>;
@@ -125,5 +124,4 @@ export function schemaForEventType(type: EventType) {
   return documentEventSchema;
 }
 
-export const isEventType = (v: unknown): v is EventType =>
-  typeof v === 'string' && (EVENT_TYPES as readonly string[]).includes(v);
+export const isEventType = (v: unknown): v is EventType => typeof v === 'string' && (EVENT_TYPES as readonly string[]).includes(v);

@@ -18,8 +18,7 @@ export function readMigrations(dir: string): Migration[] {
     .map((name) => ({ version: Number(FILE.exec(name)![1]), name, sql: readFileSync(join(dir, name), 'utf8') }))
     .sort((a, b) => a.version - b.version);
   for (let i = 1; i < migrations.length; i++) {
-    if (migrations[i]!.version === migrations[i - 1]!.version)
-      throw new Error(`two migrations share version ${migrations[i]!.version} in ${dir}`);
+    if (migrations[i]!.version === migrations[i - 1]!.version) throw new Error(`two migrations share version ${migrations[i]!.version} in ${dir}`);
   }
   return migrations;
 }
@@ -36,9 +35,7 @@ export function migrate(db: Database.Database, dir: string): string[] {
     name TEXT NOT NULL,
     applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
   )`);
-  const applied = new Set(
-    db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[],
-  );
+  const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
   const record = db.prepare('INSERT INTO schema_migrations (version, name) VALUES (?, ?)');
   const known = readMigrations(dir);
   const newestKnown = known.at(-1)?.version ?? 0;

@@ -20,7 +20,12 @@ const INCIDENT: ReadonlySet<EmrErrorCode> = new Set(['emr_unauthorized', 'emr_in
 export class EmrError extends AppError {
   declare readonly code: EmrErrorCode;
 
-  constructor(code: EmrErrorCode, message: string, readonly httpStatus?: number, cause?: unknown) {
+  constructor(
+    code: EmrErrorCode,
+    message: string,
+    readonly httpStatus?: number,
+    cause?: unknown,
+  ) {
     super({ code, status: 502, message, retryable: RETRYABLE.has(code), incident: INCIDENT.has(code), cause });
   }
 }

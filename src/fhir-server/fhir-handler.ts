@@ -1,10 +1,12 @@
-// One FHIR request against the in-memory data: @medplum/fhir-router's FhirRouter over its MemoryRepository,
-// with every successful write journaled to the data file when there is one.
+// One FHIR request against the in-memory data: @medplum/fhir-router's FhirRouter over its MemoryRepository
+// (with indexes for identifier and _lastUpdated searches: ./indexed-repository.ts), with every successful
+// write journaled to the data file when there is one.
 import type { IncomingHttpHeaders } from 'node:http';
 import { getStatus, isOk, normalizeOperationOutcome } from '@medplum/core';
-import { FhirRouter, MemoryRepository, type HttpMethod } from '@medplum/fhir-router';
+import { FhirRouter, type HttpMethod } from '@medplum/fhir-router';
 import type { Resource } from '@medplum/fhirtypes';
 import type { Logger } from '../logger.ts';
+import { IndexedMemoryRepository } from './indexed-repository.ts';
 import { createJournal, replayJournal, type ResourceJournal } from './persistence.ts';
 
 export const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -38,7 +40,7 @@ function withoutIfNoneExist(headers: IncomingHttpHeaders): IncomingHttpHeaders {
 }
 
 export async function createFhirHandler(opts: FhirHandlerOptions): Promise<FhirHandler> {
-  const repo = new MemoryRepository();
+  const repo = new IndexedMemoryRepository();
   const router = new FhirRouter();
   let journal: ResourceJournal | undefined;
   if (opts.dataFile) {

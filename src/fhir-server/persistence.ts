@@ -28,7 +28,8 @@ export async function replayJournal(file: string, repo: MemoryRepository): Promi
   let count = 0;
   for (const resource of latest.values()) {
     if (!resource) continue;
-    await repo.updateResource(resource);
+    // createResource keeps the stored meta (versionId, lastUpdated): a restart must not make every record look changed.
+    await repo.createResource(resource);
     count++;
   }
   return count;

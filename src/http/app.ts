@@ -61,7 +61,9 @@ export function createApp(deps: AppDeps): Koa {
       }),
     );
     const results: Record<string, 'ok' | 'failing'> = {};
-    deps.readiness.forEach((r, i) => (results[r.name] = outcomes[i] ? 'ok' : 'failing'));
+    deps.readiness.forEach((r, i) => {
+      results[r.name] = outcomes[i] ? 'ok' : 'failing';
+    });
     const ready = deps.readiness.every((r, i) => r.advisory || outcomes[i]);
     ctx.status = ready ? 200 : 503;
     ctx.body = { status: ready ? 'ready' : 'not_ready', checks: results };

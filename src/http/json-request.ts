@@ -8,7 +8,11 @@ export async function requestJson<T = Record<string, unknown>>(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: T }> {
-  const res = await request(url, { method, headers: { 'content-type': 'application/json', ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const res = await request(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   const text = await res.body.text();
   return { status: res.statusCode, body: (text ? JSON.parse(text) : undefined) as T };
 }

@@ -27,7 +27,9 @@ export function createGroupCommitter<T, R>(commit: (batch: T[]) => R[], maxBatch
         for (const b of batch) b.reject(err);
         continue;
       }
-      batch.forEach((b, i) => b.resolve(results[i]!));
+      batch.forEach((b, i) => {
+        b.resolve(results[i]!);
+      });
     }
   }
 

@@ -52,8 +52,7 @@ export interface InboxDeps {
   probeIntervalMs?: number;
 }
 
-const unavailable = (cause: unknown) =>
-  new UnavailableError('the inbox cannot take the event now', cause, 'inbox_unavailable');
+const unavailable = (cause: unknown) => new UnavailableError('the inbox cannot take the event now', cause, 'inbox_unavailable');
 
 export function createInbox(deps: InboxDeps): Inbox {
   const { db, clock, logger } = deps;

@@ -16,7 +16,11 @@ export function createBatchWriter(db: Database.Database): (rows: InboxRow[]) => 
      VALUES (?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`,
   );
   const tx = db.transaction((rows: InboxRow[]) =>
-    rows.map((r) => insert.run(r.eventId, r.eventType, JSON.stringify(r.headers), Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength), r.receivedAt).changes === 0),
+    rows.map(
+      (r) =>
+        insert.run(r.eventId, r.eventType, JSON.stringify(r.headers), Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength), r.receivedAt)
+          .changes === 0,
+    ),
   );
   return (rows) => tx.immediate(rows);
 }

@@ -40,9 +40,11 @@ export function createMappingOutbox(deps: MappingOutboxDeps): MappingOutbox {
   const due = db.prepare(
     `SELECT entity_type, service_id, external_id, attempts FROM mapping_outbox WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ${POST_BATCH}`,
   );
-  const done = db.prepare("UPDATE mapping_outbox SET state = ?, attempts = attempts + 1, last_error = ?, updated_at = ? WHERE entity_type = ? AND service_id = ?");
+  const done = db.prepare(
+    'UPDATE mapping_outbox SET state = ?, attempts = attempts + 1, last_error = ?, updated_at = ? WHERE entity_type = ? AND service_id = ?',
+  );
   const retry = db.prepare(
-    "UPDATE mapping_outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE entity_type = ? AND service_id = ?",
+    'UPDATE mapping_outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE entity_type = ? AND service_id = ?',
   );
   const pending = db.prepare("SELECT count(*) FROM mapping_outbox WHERE state = 'pending'").pluck();
   // The service may be down for long: a mapping is never given up for that, only when refused.

@@ -36,9 +36,21 @@ export function registerOperationalMetrics(metrics: Metrics, r: OperationalReadi
         this.set(ageSeconds(read()));
       },
     });
-  age('emr_bridge_oldest_unprocessed_event_age_seconds', 'Age of the oldest stored event not yet applied, discarded or dead-lettered (0: none waits).', r.oldestUnprocessedEventAt);
-  age('emr_bridge_oldest_unsent_document_age_seconds', 'Age of the oldest queued outbox document, from when it entered the outbox (0: none waits).', r.oldestUnsentDocumentAt);
-  age('emr_bridge_oldest_undelivered_mapping_age_seconds', 'Age of the oldest mapping not yet posted to the service (0: none waits).', r.oldestUndeliveredMappingAt);
+  age(
+    'emr_bridge_oldest_unprocessed_event_age_seconds',
+    'Age of the oldest stored event not yet applied, discarded or dead-lettered (0: none waits).',
+    r.oldestUnprocessedEventAt,
+  );
+  age(
+    'emr_bridge_oldest_unsent_document_age_seconds',
+    'Age of the oldest queued outbox document, from when it entered the outbox (0: none waits).',
+    r.oldestUnsentDocumentAt,
+  );
+  age(
+    'emr_bridge_oldest_undelivered_mapping_age_seconds',
+    'Age of the oldest mapping not yet posted to the service (0: none waits).',
+    r.oldestUndeliveredMappingAt,
+  );
   new Gauge({
     name: 'emr_bridge_mapping_backlog',
     help: 'Mappings waiting to be posted to the service (not counted in emr_bridge_inbox_depth).',

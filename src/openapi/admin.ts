@@ -39,7 +39,7 @@ const deadMapping = z.strictObject({
   lastError: z.string().optional(),
   dismissal: dismissal.optional(),
 });
-const nextCursor = z.string().nullable().describe("Pass it as `cursor` for the next page; null on the last page.");
+const nextCursor = z.string().nullable().describe('Pass it as `cursor` for the next page; null on the last page.');
 
 const documentView = z.strictObject({
   externalId: z.string(),
@@ -65,15 +65,30 @@ const schemas = {
   health: named('Health', z.strictObject({ status: z.literal('ok') })),
   readiness: named(
     'Readiness',
-    z.strictObject({ status: z.enum(['ready', 'not_ready']), checks: z.record(z.string(), z.enum(['ok', 'failing'])).describe('Each check by name: database and workers decide the status; emr (its port\'s ping) and service (its base address answers) are reported only.') }),
+    z.strictObject({
+      status: z.enum(['ready', 'not_ready']),
+      checks: z
+        .record(z.string(), z.enum(['ok', 'failing']))
+        .describe(
+          "Each check by name: database and workers decide the status; emr (its port's ping) and service (its base address answers) are reported only.",
+        ),
+    }),
   ),
-  webhookAck: named('WebhookAck', z.strictObject({ received: z.literal(true), duplicate: z.boolean().describe('The eventId was stored before: nothing new was filed.') })),
+  webhookAck: named(
+    'WebhookAck',
+    z.strictObject({ received: z.literal(true), duplicate: z.boolean().describe('The eventId was stored before: nothing new was filed.') }),
+  ),
   webhookEvent: named('WebhookEvent', webhookEventSchema),
   status: named(
     'Status',
     z.strictObject({
       components: z.array(
-        z.strictObject({ name: z.enum(DEPENDENCIES), ok: z.boolean(), reason: z.string().nullable().describe('Why it is failing; null when ok.'), since: iso.describe('When it entered its current state.') }),
+        z.strictObject({
+          name: z.enum(DEPENDENCIES),
+          ok: z.boolean(),
+          reason: z.string().nullable().describe('Why it is failing; null when ok.'),
+          since: iso.describe('When it entered its current state.'),
+        }),
       ),
     }),
   ),
@@ -86,7 +101,10 @@ const schemas = {
   eventDismissed: named('EventDismissed', z.strictObject({ dismissed: eventStatus })),
   mappingDismissed: named('MappingDismissed', z.strictObject({ dismissed: deadMapping })),
   pushRequest: named('PushDocumentRequest', pushDocumentBody()),
-  documentAccepted: named('DocumentAccepted', z.strictObject({ document: documentView, created: z.boolean().describe('false: the externalId was known; nothing new was queued.') })),
+  documentAccepted: named(
+    'DocumentAccepted',
+    z.strictObject({ document: documentView, created: z.boolean().describe('false: the externalId was known; nothing new was queued.') }),
+  ),
   document: named('DocumentAnswer', z.strictObject({ document: documentView })),
   documentPage: named('DocumentPage', z.strictObject({ documents: z.array(documentView), nextCursor })),
 };
@@ -129,8 +147,8 @@ const signatureHeaders: Record<string, ParameterDescription> = {
     ...text('`v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body bytes)>`, one per active secret, space-separated; one must match.'),
     required: true,
   },
-  [HEADERS.eventId]: text('The eventId, used as it is (the body is not parsed on the request path); without it, the body\'s.'),
-  [HEADERS.eventType]: text('The event type; without it, the body\'s.'),
+  [HEADERS.eventId]: text("The eventId, used as it is (the body is not parsed on the request path); without it, the body's."),
+  [HEADERS.eventType]: text("The event type; without it, the body's."),
   [HEADERS.attempt]: text('1 for the first delivery attempt.'),
 };
 
@@ -219,7 +237,10 @@ const routes: RouteDescription[] = [
     summary: 'Dead letters (events, then refused mappings), a page at a time',
     tag: 'dead letters',
     ...ADMIN,
-    query: listQuery(deadLetterListParams, { type: 'Only events of this type (mappings are not events: none is listed).', state: 'dead (the default) or dismissed.' }),
+    query: listQuery(deadLetterListParams, {
+      type: 'Only events of this type (mappings are not events: none is listed).',
+      state: 'dead (the default) or dismissed.',
+    }),
     responses: { 200: { description: 'A page.', body: schemas.deadLetterPage } },
     errors: { ...ADMIN.errors, 400: 'invalid_request: a bad or unknown parameter (named in `field`).' },
   },
@@ -243,7 +264,12 @@ const routes: RouteDescription[] = [
     ...ADMIN,
     body: { schema: schemas.dismissRequest },
     responses: { 200: { description: 'Dismissed.', body: schemas.mappingDismissed } },
-    errors: { ...ADMIN.errors, 400: 'invalid_request', 404: 'not_found: no such mapping.', 409: 'not_dead_letter: the mapping is not a dead letter, or already dismissed.' },
+    errors: {
+      ...ADMIN.errors,
+      400: 'invalid_request',
+      404: 'not_found: no such mapping.',
+      409: 'not_dead_letter: the mapping is not a dead letter, or already dismissed.',
+    },
   },
   {
     method: 'post',
@@ -264,7 +290,12 @@ const routes: RouteDescription[] = [
     ...ADMIN,
     body: { schema: schemas.dismissRequest },
     responses: { 200: { description: 'Dismissed.', body: schemas.eventDismissed } },
-    errors: { ...ADMIN.errors, 400: 'invalid_request', 404: 'not_found: no such event.', 409: 'not_dead_letter: the event is not a dead letter, or already dismissed.' },
+    errors: {
+      ...ADMIN.errors,
+      400: 'invalid_request',
+      404: 'not_found: no such event.',
+      409: 'not_dead_letter: the event is not a dead letter, or already dismissed.',
+    },
   },
   {
     method: 'get',
@@ -316,7 +347,11 @@ const routes: RouteDescription[] = [
     tag: 'documents',
     ...ADMIN,
     responses: { 200: { description: 'Queued again.', body: schemas.document } },
-    errors: { ...ADMIN.errors, 404: 'not_found: no such document.', 409: 'not_retryable: it did not fail here (SENT, SUPPRESSED, FAILED by the service are final).' },
+    errors: {
+      ...ADMIN.errors,
+      404: 'not_found: no such document.',
+      409: 'not_retryable: it did not fail here (SENT, SUPPRESSED, FAILED by the service are final).',
+    },
   },
   {
     method: 'get',
@@ -333,7 +368,7 @@ const routes: RouteDescription[] = [
 export const adminApi: ApiDescription = {
   title: 'emr-bridge adapter',
   description:
-    "The adapter's HTTP API: the signed webhook receiver, health, readiness and metrics, and the admin API under /admin (Authorization: Bearer ADMIN_TOKEN). Every error answers {\"error\": {\"code\", \"message\", \"field\"?}}.",
+    'The adapter\'s HTTP API: the signed webhook receiver, health, readiness and metrics, and the admin API under /admin (Authorization: Bearer ADMIN_TOKEN). Every error answers {"error": {"code", "message", "field"?}}.',
   bearer: { name: 'adminToken', description: 'ADMIN_TOKEN (16+ characters); generated in zero-configuration mode.' },
   tags: [
     { name: 'receiver', description: 'What the service calls.' },

@@ -82,7 +82,9 @@ export function buildOpenApi(api: ApiDescription, version = packageVersion()): O
           ),
         }
       : {}),
-    ...(r.body ? { content: { [r.contentType ?? 'application/json']: { schema: 'schema' in r.body && isZod(r.body.schema) ? use(r.body as Named, 'output') : r.body } } } : {}),
+    ...(r.body
+      ? { content: { [r.contentType ?? 'application/json']: { schema: 'schema' in r.body && isZod(r.body.schema) ? use(r.body as Named, 'output') : r.body } } }
+      : {}),
   });
 
   const operation = (route: RouteDescription) => {
@@ -124,7 +126,8 @@ export function buildOpenApi(api: ApiDescription, version = packageVersion()): O
   for (const route of api.routes) {
     if (ids.has(route.operationId)) throw new Error(`openapi: operationId ${route.operationId} is used twice`);
     ids.add(route.operationId);
-    const item = (paths[route.path] ??= {});
+    paths[route.path] ??= {};
+    const item = paths[route.path]!;
     if (item[route.method]) throw new Error(`openapi: ${route.method} ${route.path} is described twice`);
     item[route.method] = operation(route);
   }
@@ -155,4 +158,3 @@ export function buildOpenApi(api: ApiDescription, version = packageVersion()): O
 
 /** The document as written to docs/openapi/ (and compared by `schemas --check`). */
 export const renderOpenApi = (doc: OpenApiDocument): string => `${JSON.stringify(doc, null, 2)}\n`;
-

@@ -39,9 +39,15 @@ const schemas = {
   keyRequest: named('KeyRequest', keyBody),
   key: named('Key', z.strictObject({ key: z.string().describe('Present it as Authorization: Bearer <key>.'), mode: keyBody.shape.mode.unwrap() })),
   subscriptionRequest: named('SubscriptionRequest', subscriptionBody),
-  subscriptionCreated: named('SubscriptionCreated', z.strictObject({ id: z.string(), keyId: z.string().describe('Sent as X-Service-Key.'), signingSecret: z.string() })),
+  subscriptionCreated: named(
+    'SubscriptionCreated',
+    z.strictObject({ id: z.string(), keyId: z.string().describe('Sent as X-Service-Key.'), signingSecret: z.string() }),
+  ),
   subscription: named('Subscription', subscriptionState),
-  secretRotated: named('SecretRotated', z.strictObject({ signingSecret: z.string().describe('The new secret; the old ones sign too until retired.'), activeSecrets: z.number().int() })),
+  secretRotated: named(
+    'SecretRotated',
+    z.strictObject({ signingSecret: z.string().describe('The new secret; the old ones sign too until retired.'), activeSecrets: z.number().int() }),
+  ),
   secretsRetired: named('SecretsRetired', z.strictObject({ activeSecrets: z.literal(1) })),
   patientRequest: named('PatientRequest', patientBody),
   patient: named('Patient', z.strictObject({ serviceId: z.string(), externalId: z.string().nullable(), name: z.string(), phone: z.string() })),
@@ -50,7 +56,9 @@ const schemas = {
   paymentRequest: named('PaymentChangeRequest', paymentChangeBody),
   appointment: named(
     'Appointment',
-    z.strictObject({ serviceId: z.string(), appointment: appointmentSchema, doctor: doctorSchema, patient: patientSchema, location: locationSchema }).describe('The snapshot its events carry.'),
+    z
+      .strictObject({ serviceId: z.string(), appointment: appointmentSchema, doctor: doctorSchema, patient: patientSchema, location: locationSchema })
+      .describe('The snapshot its events carry.'),
   ),
   documentReleased: named(
     'DocumentReleased',
@@ -111,7 +119,13 @@ const invalid = { 400: 'invalid_request: a bad or unknown field (named in `field
 const noSubscription = { 404: 'not_found: no such subscription.' };
 const noAppointment = { 404: 'not_found: no such appointment.' };
 
-const action = (path: string, operationId: string, summary: string, response: RouteDescription['responses'], errors: Record<number, string>): RouteDescription => ({
+const action = (
+  path: string,
+  operationId: string,
+  summary: string,
+  response: RouteDescription['responses'],
+  errors: Record<number, string>,
+): RouteDescription => ({
   method: 'post',
   path,
   operationId,
@@ -124,7 +138,13 @@ const action = (path: string, operationId: string, summary: string, response: Ro
 });
 
 const appointmentChange = (verb: string, operationId: string, status: string, event: string) =>
-  action(`/_sim/appointments/{id}/${verb}`, operationId, `Set the appointment's status to ${status} (sends ${event})`, { 200: { description: 'The appointment now.', body: schemas.appointment } }, noAppointment);
+  action(
+    `/_sim/appointments/{id}/${verb}`,
+    operationId,
+    `Set the appointment's status to ${status} (sends ${event})`,
+    { 200: { description: 'The appointment now.', body: schemas.appointment } },
+    noAppointment,
+  );
 
 const routes: RouteDescription[] = [
   {
@@ -170,9 +190,27 @@ const routes: RouteDescription[] = [
     responses: { 200: { description: 'The subscription.', body: schemas.subscription } },
     errors: noSubscription,
   },
-  action('/_sim/subscriptions/{id}/resume', 'resumeSubscription', 'Resume a paused subscription (its queue goes out)', { 200: { description: 'The subscription.', body: schemas.subscription } }, noSubscription),
-  action('/_sim/subscriptions/{id}/rotate-secret', 'rotateSecret', 'Add a new signing secret (every active one signs)', { 200: { description: 'The new secret.', body: schemas.secretRotated } }, noSubscription),
-  action('/_sim/subscriptions/{id}/retire-secrets', 'retireSecrets', 'Keep only the newest signing secret', { 200: { description: 'Retired.', body: schemas.secretsRetired } }, noSubscription),
+  action(
+    '/_sim/subscriptions/{id}/resume',
+    'resumeSubscription',
+    'Resume a paused subscription (its queue goes out)',
+    { 200: { description: 'The subscription.', body: schemas.subscription } },
+    noSubscription,
+  ),
+  action(
+    '/_sim/subscriptions/{id}/rotate-secret',
+    'rotateSecret',
+    'Add a new signing secret (every active one signs)',
+    { 200: { description: 'The new secret.', body: schemas.secretRotated } },
+    noSubscription,
+  ),
+  action(
+    '/_sim/subscriptions/{id}/retire-secrets',
+    'retireSecrets',
+    'Keep only the newest signing secret',
+    { 200: { description: 'Retired.', body: schemas.secretsRetired } },
+    noSubscription,
+  ),
   {
     method: 'post',
     path: '/_sim/patients',

@@ -13,14 +13,16 @@ const schemas = {
   mappingRequest: named('MappingRequest', mappingRequestSchema),
   mapping: named(
     'MappingEnvelope',
-    z.strictObject({ resource: z.strictObject({ type: z.literal('mapping'), entityType: z.enum(MAPPING_ENTITY_TYPES), serviceId: z.string(), externalId: z.string() }) }),
+    z.strictObject({
+      resource: z.strictObject({ type: z.literal('mapping'), entityType: z.enum(MAPPING_ENTITY_TYPES), serviceId: z.string(), externalId: z.string() }),
+    }),
   ),
 };
 
 /** What every route may answer besides its own: the key, the rate limit, and the faults QA switches on. */
 const common = {
   401: 'unauthorized: a missing or unknown API key.',
-  429: 'rate_limited: past the key\'s rate limit (or a fault); Retry-After says when to try again.',
+  429: "rate_limited: past the key's rate limit (or a fault); Retry-After says when to try again.",
   500: 'internal (a fault QA switched on, or a bug).',
   502: 'A fault QA switched on.',
   503: 'A fault QA switched on.',
@@ -57,11 +59,11 @@ const routes: RouteDescription[] = [
     method: 'get',
     path: '/integration/v1/documents/{externalId}',
     operationId: 'getDocument',
-    summary: 'A document by the caller\'s externalId: its status now',
+    summary: "A document by the caller's externalId: its status now",
     tag: 'documents',
     auth: true,
     responses: { 200: { description: 'The document.', body: schemas.envelope } },
-    errors: { ...common, 404: 'not_found: no document with that externalId for this key\'s clinic.' },
+    errors: { ...common, 404: "not_found: no document with that externalId for this key's clinic." },
   },
   {
     method: 'put',
@@ -76,7 +78,7 @@ const routes: RouteDescription[] = [
     errors: {
       ...common,
       400: 'invalid_request: an unknown entityType, or no externalId.',
-      404: 'not_found: no such record in this key\'s clinic.',
+      404: "not_found: no such record in this key's clinic.",
       409: 'mapping_conflict: the record is mapped to another externalId.',
     },
   },
@@ -85,7 +87,7 @@ const routes: RouteDescription[] = [
 export const simulatorIntegrationApi: ApiDescription = {
   title: 'emr-bridge simulator: integration API',
   description:
-    "The service's integration API as the bundled simulator serves it (/integration/v1/): documents sent to patients, lookups, mappings. Keys are presented as Authorization: Bearer <key> (POST /_sim/keys makes one). Every error answers {\"error\": {\"code\", \"message\", \"field\"?}}.",
+    'The service\'s integration API as the bundled simulator serves it (/integration/v1/): documents sent to patients, lookups, mappings. Keys are presented as Authorization: Bearer <key> (POST /_sim/keys makes one). Every error answers {"error": {"code", "message", "field"?}}.',
   bearer: { name: 'apiKey', description: 'An API key of the clinic (live_… or sandbox_…: a sandbox key holds every document).' },
   tags: [
     { name: 'documents', description: 'Lab reports and prescriptions sent to patients.' },

@@ -48,7 +48,9 @@ export function createProcessorAdminRouter(deps: { db: Db; clock: Clock; logger:
     const event = deadLetters.get(eventId);
     if (!event) throw new NotFoundError('no such event');
     if (!deadLetters.replay(eventId))
-      throw notDeadLetter(event.state === 'dismissed' ? 'the event was dismissed; a dismissed dead letter cannot be replayed' : 'the event is not a dead letter');
+      throw notDeadLetter(
+        event.state === 'dismissed' ? 'the event was dismissed; a dismissed dead letter cannot be replayed' : 'the event is not a dead letter',
+      );
     ctx.body = { replayed: deadLetters.get(eventId) };
   });
   router.post('/dead-letters/:eventId/dismiss', async (ctx) => {

@@ -76,7 +76,9 @@ async function applyPatientSnapshot(
     const record = await findOrClaim(deps, out.claims, 'patient', patient, () => deps.emr.ensurePatient({ ...input, externalId: patient.externalId }));
     const applied = deps.versions.newest(entityKey);
     if (applied !== undefined && occurredAt < applied.occurredAt) return record.id;
-    const hash = createHash('sha256').update(JSON.stringify([input.name, input.phone])).digest('base64url');
+    const hash = createHash('sha256')
+      .update(JSON.stringify([input.name, input.phone]))
+      .digest('base64url');
     // A record the EMR owns keeps its name and phone; the EMR port reports (and logs) what differs.
     if (!record.isNew && applied?.hash !== hash) await deps.emr.updatePatient(record.id, input);
     // Noted once the EMR has it, before the section ends; it reaches the disk with the event's applied mark
@@ -91,9 +93,7 @@ async function applyPatientSnapshot(
 async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Applied): Promise<void> {
   const claims = out.claims;
   const patient = { id: await applyPatientSnapshot(deps, out, e.patient, e.occurredAt) };
-  const doctor = await findOrClaim(deps, claims, 'doctor', e.doctor, () =>
-    deps.emr.ensurePractitioner({ serviceId: e.doctor.serviceId, name: e.doctor.name }),
-  );
+  const doctor = await findOrClaim(deps, claims, 'doctor', e.doctor, () => deps.emr.ensurePractitioner({ serviceId: e.doctor.serviceId, name: e.doctor.name }));
   const location = await findOrClaim(deps, claims, 'location', e.location, () =>
     deps.emr.ensureLocation({ serviceId: e.location.serviceId, name: e.location.name }),
   );

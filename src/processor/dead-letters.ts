@@ -131,7 +131,12 @@ function createDeadEvents(db: Db, clock: Clock): DeadEvents {
 }
 
 /** The mappings part of a page: `room` items at most, starting after `after`. */
-function mappingsPart(mappings: DeadMappings, f: DeadLetterFilter, after: [string, string] | null, room: number): { rows: DeadMapping[]; next: DeadLetterPosition | null } {
+function mappingsPart(
+  mappings: DeadMappings,
+  f: DeadLetterFilter,
+  after: [string, string] | null,
+  room: number,
+): { rows: DeadMapping[]; next: DeadLetterPosition | null } {
   // An event type filter names events only.
   if (f.type !== undefined) return { rows: [], next: null };
   const rows = mappings.page({ state: f.state, after, since: f.since, until: f.until, limit: room + 1 });

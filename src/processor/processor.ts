@@ -91,7 +91,15 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   const backoff = { baseMs: settings.backoffBaseMs, maxMs: settings.backoffMaxMs };
   const counters = createProcessorCounters(deps.metrics);
   const queue = createQueue(db, clock);
-  const outbox = createMappingOutbox({ db, clock, logger, serviceClient: deps.serviceClient, backoff, random, onAlert: () => counters.alerts.inc({ kind: 'mapping' }) });
+  const outbox = createMappingOutbox({
+    db,
+    clock,
+    logger,
+    serviceClient: deps.serviceClient,
+    backoff,
+    random,
+    onAlert: () => counters.alerts.inc({ kind: 'mapping' }),
+  });
   const retry = createRetryPolicy({ clock, budget: { maxAttempts: settings.maxAttempts, backoff }, random, gate: emrGate });
   const events = createEventHandling({ db, clock, logger, queue, emr: deps.emr, documentEvents: deps.documentEvents, retry, emrGate, counters });
   const pruneWhenDue = createPruneWhenDue(deps);

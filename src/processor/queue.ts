@@ -40,9 +40,7 @@ export interface Queue {
 function createIntake(db: Db, clock: Clock): Queue['intake'] {
   const cursor = db.prepare('SELECT last_inbox_id FROM processor_cursor WHERE id = 1').pluck();
   const newRows = db.prepare('SELECT id, event_id, body FROM inbox_events WHERE id > ? ORDER BY id LIMIT ?');
-  const insert = db.prepare(
-    'INSERT INTO processing (inbox_id, entity_key, state, last_error, finished_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
-  );
+  const insert = db.prepare('INSERT INTO processing (inbox_id, entity_key, state, last_error, finished_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING');
   const moveCursor = db.prepare('UPDATE processor_cursor SET last_inbox_id = ? WHERE id = 1');
   const intakeTx = db.transaction((limit: number) => {
     const rows = newRows.all(cursor.get(), limit) as { id: number; event_id: string; body: Buffer | null }[];
@@ -71,9 +69,7 @@ export function createQueue(db: Db, clock: Clock): Queue {
       AND (p.lease_until IS NULL OR p.lease_until <= @now)
     ORDER BY p.inbox_id
     LIMIT @limit`);
-  const lease = db.prepare(
-    'UPDATE processing SET lease_until = ?, attempts = attempts + 1 WHERE inbox_id = ? AND (lease_until IS NULL OR lease_until <= ?)',
-  );
+  const lease = db.prepare('UPDATE processing SET lease_until = ?, attempts = attempts + 1 WHERE inbox_id = ? AND (lease_until IS NULL OR lease_until <= ?)');
   const finish = db.prepare('UPDATE processing SET state = ?, last_error = ?, lease_until = NULL, finished_at = ? WHERE inbox_id = ?');
   const retry = db.prepare("UPDATE processing SET state = 'retrying', next_attempt_at = ?, last_error = ?, lease_until = NULL WHERE inbox_id = ?");
   const wait = db.prepare(
@@ -115,9 +111,9 @@ export function createQueueReadings(db: Db): QueueReadings {
   const cursor = db.prepare('SELECT last_inbox_id FROM processor_cursor WHERE id = 1').pluck();
   const open = db.prepare("SELECT count(*) FROM processing WHERE state IN ('pending', 'retrying')").pluck();
   const untaken = db.prepare('SELECT count(*) FROM inbox_events WHERE id > ?').pluck();
-  const oldestOpen = db.prepare(
-    "SELECT min(e.received_at) FROM processing p JOIN inbox_events e ON e.id = p.inbox_id WHERE p.state IN ('pending', 'retrying')",
-  ).pluck();
+  const oldestOpen = db
+    .prepare("SELECT min(e.received_at) FROM processing p JOIN inbox_events e ON e.id = p.inbox_id WHERE p.state IN ('pending', 'retrying')")
+    .pluck();
   const oldestUntaken = db.prepare('SELECT received_at FROM inbox_events WHERE id > ? ORDER BY id LIMIT 1').pluck();
   return {
     depth: () => (open.get() as number) + (untaken.get(cursor.get()) as number),

@@ -72,7 +72,11 @@ export function createPusherAdminRouter(deps: PusherAdminDeps): Router {
     const row = deps.pusher.outbox.get(ctx.params.externalId!);
     if (!row) throw new NotFoundError('no such document');
     if (!deps.pusher.outbox.resend(row.external_id))
-      throw new AppError({ code: 'not_retryable', status: 409, message: `only a document that failed before the service took it can be sent again; this one is ${row.state}${isFinal(row) ? ' at the service, which is final' : ''}` });
+      throw new AppError({
+        code: 'not_retryable',
+        status: 409,
+        message: `only a document that failed before the service took it can be sent again; this one is ${row.state}${isFinal(row) ? ' at the service, which is final' : ''}`,
+      });
     deps.logger.info({ externalId: row.external_id, documentType: row.document_type }, 'document queued again by an operator');
     ctx.body = { document: publicView(deps.pusher.outbox.get(row.external_id)!) };
   });

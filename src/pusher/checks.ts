@@ -38,7 +38,8 @@ export function checkDocument(documentType: DocumentType, input: unknown): Check
     const head = Buffer.from(file.base64!.slice(0, 24), 'base64');
     if (!sniffMimeType(head)) return reject('unsupported_file_type', 'only PDF, JPEG and PNG files are accepted (judged by content)');
   }
-  const mimeType = file.mimeType ?? mimeTypeFromFilename(file.filename) ?? (file.base64 ? sniffMimeType(Buffer.from(file.base64.slice(0, 24), 'base64')) : undefined);
+  const mimeType =
+    file.mimeType ?? mimeTypeFromFilename(file.filename) ?? (file.base64 ? sniffMimeType(Buffer.from(file.base64.slice(0, 24), 'base64')) : undefined);
   if (!request.patientExternalId && !(request.patientPhone && request.patientName))
     return reject('patient_unresolvable', 'a patientExternalId the service knows, or patientPhone and patientName, is required');
   return { ok: true, request: { ...request, file: { ...file, ...(mimeType ? { mimeType } : {}) } } };

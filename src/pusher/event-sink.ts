@@ -9,7 +9,9 @@ import { createOutbox, isFinal } from './outbox.ts';
 
 export function createDocumentEventSink(deps: { db: Db; clock: Clock; logger: Logger; emr: EmrPort }) {
   const outbox = createOutbox(deps.db, deps.clock);
-  const unmatched = deps.db.prepare('INSERT INTO unmatched_document_events (event_id, external_id, status, occurred_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING');
+  const unmatched = deps.db.prepare(
+    'INSERT INTO unmatched_document_events (event_id, external_id, status, occurred_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+  );
   return {
     async apply(event: DocumentEvent): Promise<void> {
       const d = event.document;
@@ -25,7 +27,17 @@ export function createDocumentEventSink(deps: { db: Db; clock: Clock; logger: Lo
       outbox.recordOutcome(d.externalId, {
         state: d.status,
         ...(d.statusReason ? { reason: d.statusReason } : {}),
-        resource: { type: 'document', action: 'found', documentType: d.documentType, externalId: d.externalId, serviceId: d.serviceId, patientServiceId: d.patientServiceId, status: d.status, ...(d.sentAt ? { sentAt: d.sentAt } : {}), ...(d.statusReason ? { statusReason: d.statusReason } : {}) },
+        resource: {
+          type: 'document',
+          action: 'found',
+          documentType: d.documentType,
+          externalId: d.externalId,
+          serviceId: d.serviceId,
+          patientServiceId: d.patientServiceId,
+          status: d.status,
+          ...(d.sentAt ? { sentAt: d.sentAt } : {}),
+          ...(d.statusReason ? { statusReason: d.statusReason } : {}),
+        },
       });
       deps.logger.info({ eventId: event.eventId, externalId: d.externalId, status: d.status }, 'document status from event');
     },

@@ -21,7 +21,13 @@ export interface HeldFollowUp {
   followDue(batch: number): Promise<number>;
 }
 
-export function createHeldFollowUp(deps: { clock: Clock; logger: Logger; outbox: Outbox; serviceClient: Pick<ServiceClient, 'getDocument'>; heldPollMs: number }): HeldFollowUp {
+export function createHeldFollowUp(deps: {
+  clock: Clock;
+  logger: Logger;
+  outbox: Outbox;
+  serviceClient: Pick<ServiceClient, 'getDocument'>;
+  heldPollMs: number;
+}): HeldFollowUp {
   const { clock, logger, outbox, heldPollMs } = deps;
 
   async function follow(row: OutboxRow): Promise<void> {

@@ -212,7 +212,9 @@ function createSendQueue(db: Db, clock: Clock): SendQueue {
   const lease = db.prepare(
     "UPDATE outbox_documents SET lease_until = ?, attempts = attempts + 1 WHERE external_id = ? AND state = 'queued' AND (lease_until IS NULL OR lease_until <= ?)",
   );
-  const retry = db.prepare("UPDATE outbox_documents SET next_attempt_at = ?, lease_until = NULL, error_code = ?, status_reason = ?, updated_at = ? WHERE external_id = ? AND state = 'queued'");
+  const retry = db.prepare(
+    "UPDATE outbox_documents SET next_attempt_at = ?, lease_until = NULL, error_code = ?, status_reason = ?, updated_at = ? WHERE external_id = ? AND state = 'queued'",
+  );
   const resend = db.prepare(`
     UPDATE outbox_documents SET state = 'queued', status_reason = NULL, error_code = NULL, attempts = 0, next_attempt_at = 0, lease_until = NULL, updated_at = ?
     WHERE external_id = ? AND state = 'FAILED' AND error_code IS NOT NULL AND request IS NOT NULL`);

@@ -85,8 +85,21 @@ export function createPusher(deps: PusherDeps): Pusher {
   const outbox = createOutbox(deps.db, clock);
   const links = createPatientLinks({ db: deps.db, clock });
   registerOutboxGauge(deps.db, deps.metrics);
-  const retry = createRetryPolicy({ clock, budget: { maxAttempts: s.maxAttempts, backoff: { baseMs: s.backoffBaseMs, maxMs: s.backoffMaxMs } }, random: deps.random ?? Math.random });
-  const sender = createSender({ clock, logger, outbox, links, serviceClient: deps.serviceClient, retry, settings: { leaseMs: s.leaseMs, concurrency: s.concurrency, heldPollMs }, stopping: () => loop.stopping() });
+  const retry = createRetryPolicy({
+    clock,
+    budget: { maxAttempts: s.maxAttempts, backoff: { baseMs: s.backoffBaseMs, maxMs: s.backoffMaxMs } },
+    random: deps.random ?? Math.random,
+  });
+  const sender = createSender({
+    clock,
+    logger,
+    outbox,
+    links,
+    serviceClient: deps.serviceClient,
+    retry,
+    settings: { leaseMs: s.leaseMs, concurrency: s.concurrency, heldPollMs },
+    stopping: () => loop.stopping(),
+  });
   const held = createHeldFollowUp({ clock, logger, outbox, serviceClient: deps.serviceClient, heldPollMs });
   const writeBack = createWriteBack({ logger, outbox, links, emr: deps.emr, emrGate });
   const scans = createScanSchedule({ scanner: createScanner({ ...deps, outbox }), emrGate, logger });

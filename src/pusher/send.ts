@@ -42,7 +42,10 @@ export function createSender(deps: SenderDeps): Sender {
       // another EMR record is one the service matched by phone to someone else (a family member), or a
       // duplicate from a service that ignored patientExternalId: either way, a person should look.
       if (row.emr_patient_id && resource.patientServiceId && !deps.links.link(resource.patientServiceId, row.emr_patient_id))
-        log.warn({ alert: true, patientServiceId: resource.patientServiceId, emrPatientId: row.emr_patient_id }, 'the service put this document with a patient the EMR holds as another record');
+        log.warn(
+          { alert: true, patientServiceId: resource.patientServiceId, emrPatientId: row.emr_patient_id },
+          'the service put this document with a patient the EMR holds as another record',
+        );
       const nextPoll = resource.status === 'HELD' ? { nextPollAt: nextHeldPoll(clock.now(), settings.heldPollMs, resource.releaseAfter) } : {};
       outbox.recordOutcome(row.external_id, { state: resource.status, resource, ...nextPoll });
       log.info({ status: resource.status, replayed }, 'document sent to the service');

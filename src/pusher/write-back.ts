@@ -18,7 +18,10 @@ export function createWriteBack(deps: { logger: Logger; outbox: Outbox; links: P
 
   /** Writes a row's status back to the EMR; false when an EMR incident means the rest should wait too. */
   async function syncOne(row: OutboxRow): Promise<boolean> {
-    if (!row.emr_document_id || row.state === 'queued') return outbox.markSynced(row), true;
+    if (!row.emr_document_id || row.state === 'queued') {
+      outbox.markSynced(row);
+      return true;
+    }
     try {
       // Repeated until it succeeds, with the outcome: the EMR record carries the service's id only where
       // this link is the mapping that stands (never two records with one id).

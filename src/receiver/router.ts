@@ -70,7 +70,7 @@ export function createReceiverRouter(deps: ReceiverDeps): Router {
     }
 
     const { eventId, eventType } = identifyEvent(body, ctx.req.headers);
-    let result;
+    let result: Awaited<ReturnType<Inbox['store']>>;
     try {
       result = await deps.inbox.store({ eventId, eventType, headers: keptHeaders(ctx.req.headers), body });
     } catch (err) {

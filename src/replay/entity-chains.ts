@@ -21,7 +21,11 @@ export function entityKeysOf(sample: Sample): string[] {
  */
 export function entityChains(samples: Sample[]): Sample[][] {
   const parent = samples.map((_, i) => i);
-  const root = (i: number): number => (parent[i] === i ? i : (parent[i] = root(parent[i]!)));
+  const root = (i: number): number => {
+    if (parent[i] === i) return i;
+    parent[i] = root(parent[i]!);
+    return parent[i]!;
+  };
   const firstWith = new Map<string, number>();
   samples.forEach((sample, i) => {
     for (const key of entityKeysOf(sample)) {

@@ -55,7 +55,9 @@ function freshen(value: unknown, ids: Map<string, string>): unknown {
 }
 
 const describeExpect = (e: Expectation) =>
-  [`http ${e.http}`, e.duplicate === undefined ? '' : `duplicate ${e.duplicate}`, e.state ?? '', e.status === undefined ? '' : [e.status].flat().join('|')].filter(Boolean).join(', ');
+  [`http ${e.http}`, e.duplicate === undefined ? '' : `duplicate ${e.duplicate}`, e.state ?? '', e.status === undefined ? '' : [e.status].flat().join('|')]
+    .filter(Boolean)
+    .join(', ');
 
 export async function runReplay(opts: ReplayOptions): Promise<{ rows: ReplayRow[]; mismatches: number }> {
   const samples = loadSamples(opts.paths);
@@ -114,7 +116,9 @@ export async function runReplay(opts: ReplayOptions): Promise<{ rows: ReplayRow[
     const e = step.expect;
     const actual: Expectation = { http: res.statusCode, ...(e.duplicate === undefined ? {} : { duplicate: duplicate ?? false }) };
     if (e.state && opts.adminToken && res.statusCode === 200) {
-      actual.state = (await waitFor(`/events/${encodeURIComponent(eventId)}`, (b) => (['applied', 'discarded_stale', 'dead'].includes(String(b.state)) ? String(b.state) : undefined))) as Expectation['state'];
+      actual.state = (await waitFor(`/events/${encodeURIComponent(eventId)}`, (b) =>
+        ['applied', 'discarded_stale', 'dead'].includes(String(b.state)) ? String(b.state) : undefined,
+      )) as Expectation['state'];
     }
     const expectedText = describeExpect(opts.adminToken ? e : { ...e, state: undefined });
     const actualText = describeExpect(actual);

@@ -35,11 +35,7 @@ const documentSchema = z.object({
   request: z.record(z.string(), z.unknown()),
 });
 
-const fileSchema = z.union([
-  documentSchema,
-  z.object({ description: z.string(), steps: z.array(deliverySchema).min(1) }),
-  deliverySchema,
-]);
+const fileSchema = z.union([documentSchema, z.object({ description: z.string(), steps: z.array(deliverySchema).min(1) }), deliverySchema]);
 
 export type Delivery = z.infer<typeof deliverySchema>;
 export type DocumentSample = z.infer<typeof documentSchema>;

@@ -74,7 +74,12 @@ interface Credentials {
   serviceUrl: string;
 }
 
-function buildEmr(opts: StartAdapterOptions, fhirAuth: FhirAuthSettings, fhirBaseUrl: string | undefined, parts: { clock: Clock; status: DependencyStatus; metrics: Metrics }): EmrPort {
+function buildEmr(
+  opts: StartAdapterOptions,
+  fhirAuth: FhirAuthSettings,
+  fhirBaseUrl: string | undefined,
+  parts: { clock: Clock; status: DependencyStatus; metrics: Metrics },
+): EmrPort {
   const { clock, status, metrics } = parts;
   const { config, logger } = opts;
   const emr =
@@ -100,14 +105,37 @@ function buildWorkers(opts: StartAdapterOptions, parts: { db: Db; clock: Clock; 
   // One gate for the EMR: an incident seen by either worker makes both wait.
   const emrGate = createIncidentGate(clock);
   const documentEvents = createDocumentEventSink({ db, clock, logger: logger.child({ component: 'pusher' }), emr });
-  const processor = createProcessor({ db, clock, logger: logger.child({ component: 'processor' }), emr, serviceClient, documentEvents, config, metrics, emrGate });
+  const processor = createProcessor({
+    db,
+    clock,
+    logger: logger.child({ component: 'processor' }),
+    emr,
+    serviceClient,
+    documentEvents,
+    config,
+    metrics,
+    emrGate,
+  });
   const pusher = createPusher({ db, clock, logger: logger.child({ component: 'pusher' }), emr, serviceClient, config, metrics, emrGate });
   return { processor, pusher };
 }
 
 function appDependencies(
   opts: StartAdapterOptions,
-  parts: { inbox: Inbox; db: Db; clock: Clock; metrics: Metrics; status: DependencyStatus; credentials: Credentials; fhirAuth: FhirAuthSettings; adminToken: string; workers: ReturnType<typeof buildWorkers>; workersRunning: () => boolean; emr: EmrPort; service: Reachability },
+  parts: {
+    inbox: Inbox;
+    db: Db;
+    clock: Clock;
+    metrics: Metrics;
+    status: DependencyStatus;
+    credentials: Credentials;
+    fhirAuth: FhirAuthSettings;
+    adminToken: string;
+    workers: ReturnType<typeof buildWorkers>;
+    workersRunning: () => boolean;
+    emr: EmrPort;
+    service: Reachability;
+  },
 ): AppDeps {
   const { config, logger } = opts;
   const { inbox, db, clock, metrics, status, credentials, fhirAuth } = parts;
@@ -159,7 +187,9 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     // An EMR passed in (a fork's) signs in its own way: the FHIR_AUTH settings and their key are not read.
     let fhirAuth: FhirAuthSettings | undefined = opts.emr ? { mode: 'none' } : bundledFhir ? undefined : await loadFhirAuthSettings(config.fhir.auth);
     const bundled: BundledServices | undefined =
-      config.bundled.service || bundledFhir ? await startBundledServices({ ...config, bundled: { service: config.bundled.service, fhir: bundledFhir } }, logger) : undefined;
+      config.bundled.service || bundledFhir
+        ? await startBundledServices({ ...config, bundled: { service: config.bundled.service, fhir: bundledFhir } }, logger)
+        : undefined;
     undo.push(() => bundled?.close());
     fhirAuth ??= await loadFhirAuthSettings(config.fhir.auth);
     const clock = opts.clock ?? bundled?.serviceClock ?? systemClock;
@@ -200,7 +230,20 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     registerAdapterOperationalMetrics({ metrics, db, clock, status, outbox: pusher.outbox, databaseWritable: () => inbox.isWritable() });
 
     let workersRunning = false;
-    const appDeps = appDependencies(opts, { inbox, db, clock, metrics, status, credentials, fhirAuth, adminToken, workers, workersRunning: () => workersRunning, emr, service: serviceReachability });
+    const appDeps = appDependencies(opts, {
+      inbox,
+      db,
+      clock,
+      metrics,
+      status,
+      credentials,
+      fhirAuth,
+      adminToken,
+      workers,
+      workersRunning: () => workersRunning,
+      emr,
+      service: serviceReachability,
+    });
     const listeners: Listeners = await startListeners(appDeps, { port: config.port, host: config.host, ...(config.admin ? { admin: config.admin } : {}) });
     undo.push(() => listeners.close());
     const { url, adminUrl } = listeners;

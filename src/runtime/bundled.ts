@@ -105,13 +105,14 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
     // The simulator's own database may have been reset while bundled.json stayed: then start over.
     const stillThere = known && (await control(simulator.url, 'GET', `/_sim/subscriptions/${encodeURIComponent(known.subscriptionId)}`)).status === 200;
     if (known && stillThere && known.webhookUrl === webhookUrl) return withCurrentSecrets(known);
-    const clinic = known && stillThere
-      ? { clinicId: known.clinicId, apiKey: known.apiKey }
-      : await (async () => {
-          const c = await control<{ clinicId: string }>(simulator.url, 'POST', '/_sim/clinics', {});
-          const k = await control<{ key: string }>(simulator.url, 'POST', '/_sim/keys', { clinicId: c.body.clinicId, mode: 'live' });
-          return { clinicId: c.body.clinicId, apiKey: k.body.key };
-        })();
+    const clinic =
+      known && stillThere
+        ? { clinicId: known.clinicId, apiKey: known.apiKey }
+        : await (async () => {
+            const c = await control<{ clinicId: string }>(simulator.url, 'POST', '/_sim/clinics', {});
+            const k = await control<{ key: string }>(simulator.url, 'POST', '/_sim/keys', { clinicId: c.body.clinicId, mode: 'live' });
+            return { clinicId: c.body.clinicId, apiKey: k.body.key };
+          })();
     const sub = await control<{ id: string; keyId: string; signingSecret: string }>(simulator.url, 'POST', '/_sim/subscriptions', {
       clinicId: clinic.clinicId,
       url: webhookUrl,

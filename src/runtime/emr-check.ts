@@ -26,7 +26,8 @@ export async function checkEmrAtStart(emr: EmrPort, logger: Logger): Promise<Emr
       if (!first) logger.info('EMR check passed');
       return true;
     } catch (err) {
-      if (first && err instanceof EmrError && err.code === 'emr_incompatible') throw new EmrStartupError(`the EMR at FHIR_BASE_URL cannot be used: ${err.message}`);
+      if (first && err instanceof EmrError && err.code === 'emr_incompatible')
+        throw new EmrStartupError(`the EMR at FHIR_BASE_URL cannot be used: ${err.message}`);
       if (first) logger.warn({ err: describeError(err) }, 'EMR check failed; starting anyway and checking again');
       return false;
     }

@@ -31,7 +31,8 @@ function closeServer(server: Server): Promise<void> {
 }
 
 /** A base URL a client on this machine can use: a wildcard address is reached over loopback. */
-const localUrl = (host: string, port: number) => `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${port}`;
+const localUrl = (host: string, port: number) =>
+  `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${port}`;
 
 async function serve(deps: AppDeps, surface: AppDeps['surface'], port: number, host: string): Promise<{ server: Server; port: number }> {
   const server = createServer(createApp({ ...deps, surface }).callback());

@@ -4,12 +4,7 @@
 import { request, type Dispatcher } from 'undici';
 import type { Clock } from '../clock.ts';
 import { authorizationHeader, IDEMPOTENT_REPLAYED_HEADER, type MappingEntityType } from '../contract/api.ts';
-import {
-  DOCUMENT_PATHS,
-  documentEnvelopeSchema,
-  type DocumentRequest,
-  type DocumentResource,
-} from '../contract/documents.ts';
+import { DOCUMENT_PATHS, documentEnvelopeSchema, type DocumentRequest, type DocumentResource } from '../contract/documents.ts';
 import type { DocumentType } from '../contract/events.ts';
 import { createHttpAgent } from '../http/agent.ts';
 import { classifyStatus, parseRetryAfter, ServiceCallError } from './errors.ts';
@@ -62,9 +57,7 @@ export function createServiceClient(opts: ServiceClientOptions): ServiceClient {
       });
     } catch (cause) {
       const code = (cause as { code?: string }).code ?? 'network_error';
-      throw new ServiceCallError(
-        { code: 'service_unreachable', message: `no answer from the service (${code})`, retryable: true, cause },
-      );
+      throw new ServiceCallError({ code: 'service_unreachable', message: `no answer from the service (${code})`, retryable: true, cause });
     }
     let parsed: unknown;
     try {

@@ -24,18 +24,10 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
   return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
-export function classifyStatus(
-  httpStatus: number,
-  body: unknown,
-  retryAfterMs: number | undefined,
-): ServiceCallError {
+export function classifyStatus(httpStatus: number, body: unknown, retryAfterMs: number | undefined): ServiceCallError {
   const err = (body as { error?: { code?: unknown; message?: unknown; field?: unknown } } | undefined)?.error;
   const code = typeof err?.code === 'string' ? err.code : `http_${httpStatus}`;
   const message = typeof err?.message === 'string' ? err.message : `service answered ${httpStatus}`;
   const retryable = isTransientStatus(httpStatus);
-  return new ServiceCallError(
-    { code, message, retryable, ...(typeof err?.field === 'string' ? { field: err.field } : {}) },
-    httpStatus,
-    retryAfterMs,
-  );
+  return new ServiceCallError({ code, message, retryable, ...(typeof err?.field === 'string' ? { field: err.field } : {}) }, httpStatus, retryAfterMs);
 }

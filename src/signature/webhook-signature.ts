@@ -16,15 +16,13 @@ export const HEADERS = {
   attempt: 'x-service-delivery-attempt',
 } as const;
 
-export type VerificationFailure =
-  | 'missing_header'
-  | 'unknown_key'
-  | 'bad_timestamp'
-  | 'timestamp_out_of_tolerance'
-  | 'bad_signature';
+export type VerificationFailure = 'missing_header' | 'unknown_key' | 'bad_timestamp' | 'timestamp_out_of_tolerance' | 'bad_signature';
 
 export class WebhookVerificationError extends Error {
-  constructor(readonly reason: VerificationFailure, message: string) {
+  constructor(
+    readonly reason: VerificationFailure,
+    message: string,
+  ) {
     super(message);
     this.name = 'WebhookVerificationError';
   }
@@ -104,8 +102,7 @@ export function verifyWebhook(input: VerifyInput): void {
   if (!/^\d{1,12}$/.test(ts)) throw new WebhookVerificationError('bad_timestamp', 'timestamp is not Unix seconds');
   // Whole seconds on both sides, so exactly ±tolerance passes and one second more fails.
   const ageSeconds = Math.floor(input.nowMs / 1000) - Number(ts);
-  if (Math.abs(ageSeconds) > input.toleranceSeconds)
-    throw new WebhookVerificationError('timestamp_out_of_tolerance', 'timestamp outside the accepted window');
+  if (Math.abs(ageSeconds) > input.toleranceSeconds) throw new WebhookVerificationError('timestamp_out_of_tolerance', 'timestamp outside the accepted window');
 
   const offered = sig.split(' ').filter((s) => s.startsWith(SIGNATURE_PREFIX));
   let matched = false;

@@ -23,7 +23,9 @@ const hhmm = z.string().refine(isHhMm, 'HH:MM');
 export const clinicSchema = z.strictObject({
   timeZone: z.string().refine(isValidTimeZone, 'an IANA time zone').default('UTC'),
   quietHours: z.strictObject({ start: hhmm.default('21:00'), end: hhmm.default('08:00') }).default({ start: '21:00', end: '08:00' }),
-  autoSend: z.strictObject({ lab_report: z.boolean().default(true), prescription: z.boolean().default(false) }).default({ lab_report: true, prescription: false }),
+  autoSend: z
+    .strictObject({ lab_report: z.boolean().default(true), prescription: z.boolean().default(false) })
+    .default({ lab_report: true, prescription: false }),
 });
 export const personSchema = z.strictObject({ serviceId: z.string().optional(), name: z.string().min(1).optional(), phone: z.string().min(1).optional() });
 export const paymentSchema = z.strictObject({
@@ -36,12 +38,34 @@ export const paymentSchema = z.strictObject({
 const iso = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO 8601 time');
 // The bodies of the routes below, named for src/openapi/simulator-control.ts.
 export const keyBody = z.strictObject({ clinicId: z.string(), mode: z.enum(['live', 'sandbox']).default('live') });
-export const subscriptionBody = z.strictObject({ clinicId: z.string(), url: z.url({ protocol: /^https?$/ }), eventTypes: z.array(z.enum(EVENT_TYPES)).min(1).default([...EVENT_TYPES]) });
+export const subscriptionBody = z.strictObject({
+  clinicId: z.string(),
+  url: z.url({ protocol: /^https?$/ }),
+  eventTypes: z
+    .array(z.enum(EVENT_TYPES))
+    .min(1)
+    .default([...EVENT_TYPES]),
+});
 export const patientBody = personSchema.omit({ serviceId: true }).extend({ clinicId: z.string() });
-export const appointmentBody = z.strictObject({ clinicId: z.string(), startsAt: iso.optional(), mode: z.string().min(1).default('Offline'), status: z.string().min(1).default('Approved'), notes: z.string().default(''), doctor: personSchema.optional(), patient: personSchema.optional(), location: personSchema.optional(), payment: paymentSchema.optional() });
+export const appointmentBody = z.strictObject({
+  clinicId: z.string(),
+  startsAt: iso.optional(),
+  mode: z.string().min(1).default('Offline'),
+  status: z.string().min(1).default('Approved'),
+  notes: z.string().default(''),
+  doctor: personSchema.optional(),
+  patient: personSchema.optional(),
+  location: personSchema.optional(),
+  payment: paymentSchema.optional(),
+});
 export const rescheduleBody = z.strictObject({ startsAt: iso.optional(), mode: z.string().min(1).optional(), location: personSchema.optional() });
 export const paymentChangeBody = paymentSchema.partial();
-export const clockAdvanceBody = z.strictObject({ seconds: z.number().min(0).max(366 * 24 * 3600) });
+export const clockAdvanceBody = z.strictObject({
+  seconds: z
+    .number()
+    .min(0)
+    .max(366 * 24 * 3600),
+});
 
 export function createControlRouter(sim: Simulator, db: Db): Router {
   const { store, clock } = sim;
@@ -100,7 +124,16 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
   router.post('/subscriptions', async (ctx) => {
     const b = await body(ctx.req, subscriptionBody);
     clinicOf(b.clinicId);
-    const sub = { id: newServiceId('sub'), clinicId: b.clinicId, url: b.url, eventTypes: b.eventTypes, keyId: `key_${randomBytes(8).toString('hex')}`, secrets: [`whsec_${randomBytes(24).toString('base64url')}`], paused: false, consecutiveFailures: 0 };
+    const sub = {
+      id: newServiceId('sub'),
+      clinicId: b.clinicId,
+      url: b.url,
+      eventTypes: b.eventTypes,
+      keyId: `key_${randomBytes(8).toString('hex')}`,
+      secrets: [`whsec_${randomBytes(24).toString('base64url')}`],
+      paused: false,
+      consecutiveFailures: 0,
+    };
     store.put('subscription', sub);
     ctx.status = 201;
     ctx.body = { id: sub.id, keyId: sub.keyId, signingSecret: sub.secrets[0] };
@@ -112,7 +145,17 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
   };
   const subscriptionState = (id: string) => {
     const s = subscriptionOf(id);
-    return { id: s.id, clinicId: s.clinicId, url: s.url, eventTypes: s.eventTypes, keyId: s.keyId, paused: s.paused, consecutiveFailures: s.consecutiveFailures, queued: sim.dispatcher.queued(s.id), activeSecrets: s.secrets.length };
+    return {
+      id: s.id,
+      clinicId: s.clinicId,
+      url: s.url,
+      eventTypes: s.eventTypes,
+      keyId: s.keyId,
+      paused: s.paused,
+      consecutiveFailures: s.consecutiveFailures,
+      queued: sim.dispatcher.queued(s.id),
+      activeSecrets: s.secrets.length,
+    };
   };
   router.get('/subscriptions/:id', (ctx) => {
     ctx.body = subscriptionState(ctx.params.id!);
@@ -171,7 +214,12 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
     const b = await body(ctx.req, rescheduleBody);
     const a = appointmentOf(ctx.params.id!);
     ctx.body = change(
-      { ...a, ...(b.startsAt ? { startsAt: toIso(Date.parse(b.startsAt)) } : {}), ...(b.mode ? { mode: b.mode } : {}), ...(b.location ? { locationId: person('location', a.clinicId, b.location).id } : {}) },
+      {
+        ...a,
+        ...(b.startsAt ? { startsAt: toIso(Date.parse(b.startsAt)) } : {}),
+        ...(b.mode ? { mode: b.mode } : {}),
+        ...(b.location ? { locationId: person('location', a.clinicId, b.location).id } : {}),
+      },
       'appointment.rescheduled',
     );
   });
@@ -212,15 +260,35 @@ export function createControlRouter(sim: Simulator, db: Db): Router {
   router.get('/deliveries', (ctx) => {
     const sub = typeof ctx.query.subscriptionId === 'string' ? ctx.query.subscriptionId : undefined;
     const list = sub ? rows('SELECT * FROM delivery_log WHERE subscription_id = ? ORDER BY id', sub) : rows('SELECT * FROM delivery_log ORDER BY id');
-    ctx.body = list.map((r) => ({ subscriptionId: r.subscription_id, eventId: r.event_id, eventType: r.event_type, attempt: r.attempt, statusCode: r.status_code, error: r.error, at: toIso(r.at as number) }));
+    ctx.body = list.map((r) => ({
+      subscriptionId: r.subscription_id,
+      eventId: r.event_id,
+      eventType: r.event_type,
+      attempt: r.attempt,
+      statusCode: r.status_code,
+      error: r.error,
+      at: toIso(r.at as number),
+    }));
   });
   router.get('/messages', (ctx) => {
     const phone = typeof ctx.query.phone === 'string' ? ctx.query.phone : undefined;
     const list = phone ? rows('SELECT * FROM messages WHERE phone = ? ORDER BY id', phone) : rows('SELECT * FROM messages ORDER BY id');
-    ctx.body = list.map((r) => ({ documentServiceId: r.document_id, phone: r.phone, text: r.text, attachment: { name: r.attachment_name, mimeType: r.mime_type, size: r.size, sha256: r.sha256 }, at: toIso(r.at as number) }));
+    ctx.body = list.map((r) => ({
+      documentServiceId: r.document_id,
+      phone: r.phone,
+      text: r.text,
+      attachment: { name: r.attachment_name, mimeType: r.mime_type, size: r.size, sha256: r.sha256 },
+      at: toIso(r.at as number),
+    }));
   });
   router.get('/alerts', (ctx) => {
-    ctx.body = rows('SELECT * FROM alerts ORDER BY id').map((r) => ({ kind: r.kind, subscriptionId: r.subscription_id, eventId: r.event_id, message: r.message, at: toIso(r.at as number) }));
+    ctx.body = rows('SELECT * FROM alerts ORDER BY id').map((r) => ({
+      kind: r.kind,
+      subscriptionId: r.subscription_id,
+      eventId: r.event_id,
+      message: r.message,
+      at: toIso(r.at as number),
+    }));
   });
   router.get('/faults', (ctx) => {
     ctx.body = sim.getFaults();

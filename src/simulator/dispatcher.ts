@@ -37,9 +37,7 @@ export interface Dispatcher {
 export function createDispatcher(deps: { db: Db; store: Store; clock: Clock; logger: Logger; faults: () => Faults; random?: () => number }): Dispatcher {
   const { db, store, clock, logger } = deps;
   const random = deps.random ?? Math.random;
-  const insert = db.prepare(
-    'INSERT INTO deliveries (subscription_id, event_id, event_type, order_key, body, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)',
-  );
+  const insert = db.prepare('INSERT INTO deliveries (subscription_id, event_id, event_type, order_key, body, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)');
   // A paused subscription's queue waits for its resume: it is neither due nor next, so it cannot crowd out the
   // other subscriptions' deliveries, nor stop a jump of the clock from firing theirs each on time.
   const active = "subscription_id NOT IN (SELECT id FROM records WHERE kind = 'subscription' AND json_extract(data, '$.paused'))";

@@ -66,7 +66,17 @@ export function createDocumentFlow(deps: {
       result = { ...rest, status: 'FAILED', statusReason: faults?.failReason ?? 'the patient has no messaging account' };
     } else {
       const file: StoredFile = doc.file;
-      insertMessage.run(doc.clinicId, doc.id, patient.phone, messageText(doc.label, doc.documentType), file.name, file.mimeType, file.size, file.sha256, clock.now());
+      insertMessage.run(
+        doc.clinicId,
+        doc.id,
+        patient.phone,
+        messageText(doc.label, doc.documentType),
+        file.name,
+        file.mimeType,
+        file.size,
+        file.sha256,
+        clock.now(),
+      );
       result = { ...rest, status: 'SENT', sentAt: toIso(clock.now()) };
     }
     store.put('document', result);
@@ -83,7 +93,12 @@ export function createDocumentFlow(deps: {
         return suppressed;
       }
       if (!clinic.autoSend[doc.documentType]) {
-        const held: SimDocument = { ...doc, status: 'HELD', heldFor: 'auto_send', statusReason: `auto-send is off for ${TYPE_NAME[doc.documentType]}; a person at the clinic releases it` };
+        const held: SimDocument = {
+          ...doc,
+          status: 'HELD',
+          heldFor: 'auto_send',
+          statusReason: `auto-send is off for ${TYPE_NAME[doc.documentType]}; a person at the clinic releases it`,
+        };
         store.put('document', held);
         return held;
       }

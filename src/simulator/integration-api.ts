@@ -61,7 +61,11 @@ export function createIntegrationRouter(deps: IntegrationDeps): Router {
     if (f?.status) {
       deps.consumeIntegrationFault();
       if (f.status === 429) ctx.set('Retry-After', String(f.retryAfterSeconds));
-      throw new AppError({ code: f.status === 429 ? 'rate_limited' : 'internal', status: f.status, message: f.status === 429 ? 'too many requests' : 'internal error' });
+      throw new AppError({
+        code: f.status === 429 ? 'rate_limited' : 'internal',
+        status: f.status,
+        message: f.status === 429 ? 'too many requests' : 'internal error',
+      });
     }
     const m = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'));
     const key = m ? store.get('key', m[1]!) : undefined;

@@ -40,7 +40,11 @@ interface Local {
 }
 
 export function localParts(ms: number, timeZone: string): Local {
-  const parts = Object.fromEntries(formatter(timeZone).formatToParts(new Date(ms)).map((p) => [p.type, p.value]));
+  const parts = Object.fromEntries(
+    formatter(timeZone)
+      .formatToParts(new Date(ms))
+      .map((p) => [p.type, p.value]),
+  );
   return { year: +parts.year!, month: +parts.month!, day: +parts.day!, hour: +parts.hour!, minute: +parts.minute!, second: +parts.second! };
 }
 

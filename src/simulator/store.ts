@@ -112,8 +112,7 @@ export function createStore(db: Db): Store {
     put: (kind, value, clinicId) => {
       put.run(kind, value.id, clinicId ?? (value as { clinicId?: string }).clinicId ?? null, JSON.stringify(value));
     },
-    list: (kind, clinicId) =>
-      ((clinicId === undefined ? listAll.all(kind) : listClinic.all(kind, clinicId)) as string[]).map((d) => JSON.parse(d)),
+    list: (kind, clinicId) => ((clinicId === undefined ? listAll.all(kind) : listClinic.all(kind, clinicId)) as string[]).map((d) => JSON.parse(d)),
     remove: (kind, id) => {
       remove.run(kind, id);
     },

@@ -14,7 +14,10 @@ export function createStatusAdminRouter(deps: { status: DependencyStatus; databa
 }
 
 function reportDatabase(status: DependencyStatus, database: Pick<Inbox, 'isWritable' | 'writeFailure'>): void {
-  if (database.isWritable()) return status.ok('database');
+  if (database.isWritable()) {
+    status.ok('database');
+    return;
+  }
   const code = database.writeFailure()?.code ?? 'database_unwritable';
   status.failing('database', `${code}: the store cannot take writes`);
 }

@@ -33,7 +33,13 @@ export function cachedProbe(probe: () => Promise<unknown>, deps: { clock: Clock 
       timer.unref();
     });
     try {
-      return await Promise.race([probe().then(() => true, () => false), timedOut]);
+      return await Promise.race([
+        probe().then(
+          () => true,
+          () => false,
+        ),
+        timedOut,
+      ]);
     } finally {
       clearTimeout(timer);
     }

@@ -33,8 +33,14 @@ afterEach(() => {
 async function capture(command: () => Promise<number>): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((out += String(chunk)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((err += String(chunk)), true));
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    out += String(chunk);
+    return true;
+  });
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+    err += String(chunk);
+    return true;
+  });
   try {
     return { code: await command(), out, err };
   } finally {

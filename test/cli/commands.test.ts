@@ -31,7 +31,21 @@ describe('emr-bridge CLI', () => {
   it('pushes a lab report from a file and shows it', async () => {
     const file = join(dir, 'report.pdf');
     writeFileSync(file, PDF);
-    const pushed = await cli(['push', 'lab-report', '--file', file, '--external-id', 'cli-lab-1', '--patient-phone', '+15550600001', '--patient-name', 'Synthetic Patient', '--label', 'Ferritin', ...admin()]);
+    const pushed = await cli([
+      'push',
+      'lab-report',
+      '--file',
+      file,
+      '--external-id',
+      'cli-lab-1',
+      '--patient-phone',
+      '+15550600001',
+      '--patient-name',
+      'Synthetic Patient',
+      '--label',
+      'Ferritin',
+      ...admin(),
+    ]);
     expect(pushed.code, pushed.out).toBe(0);
     expect(JSON.parse(pushed.out).document).toMatchObject({ externalId: 'cli-lab-1', source: 'cli' });
     await waitFor(async () => JSON.parse((await cli(['documents', 'show', 'cli-lab-1', ...admin()])).out).document.status !== 'queued');
@@ -56,14 +70,17 @@ describe('emr-bridge CLI', () => {
       expect(res.code, res.out).toBe(0);
       return JSON.parse(res.out) as { events: { eventId: string }[]; nextCursor: string | null };
     };
-    const deadNow = async () => (await (await fetch(`${adapter.url}/admin/dead-letters?type=invoice.created`, { headers: { authorization: `Bearer ${adapter.adminToken}` } })).json()) as { events: unknown[] };
+    const deadNow = async () =>
+      (await (
+        await fetch(`${adapter.url}/admin/dead-letters?type=invoice.created`, { headers: { authorization: `Bearer ${adapter.adminToken}` } })
+      ).json()) as { events: unknown[] };
     await waitFor(async () => (await deadNow()).events.length === 2);
     const first = await listed('--limit', '1');
     expect(first.events.map((e) => e.eventId)).toEqual(['cli-dead-1']);
     const second = await listed('--limit', '1', '--cursor', first.nextCursor!);
     expect(second).toMatchObject({ events: [{ eventId: 'cli-dead-2' }], nextCursor: null });
 
-    const dismissed = await cli(['dead-letters', 'dismiss', 'cli-dead-1', '--reason', 'a test event, not the clinic\'s', ...admin()]);
+    const dismissed = await cli(['dead-letters', 'dismiss', 'cli-dead-1', '--reason', "a test event, not the clinic's", ...admin()]);
     expect(dismissed.code, dismissed.out).toBe(0);
     expect(JSON.parse(dismissed.out).dismissed).toMatchObject({ eventId: 'cli-dead-1', state: 'dismissed', dismissal: { by: 'admin' } });
     expect((await listed()).events.map((e) => e.eventId)).toEqual(['cli-dead-2']);
@@ -82,7 +99,21 @@ describe('emr-bridge CLI', () => {
   it('refuses a rejected document with its reason and a non-zero exit', async () => {
     const file = join(dir, 'image.gif');
     writeFileSync(file, 'GIF89a-not-allowed');
-    const res = await cli(['push', 'lab-report', '--file', file, '--external-id', 'cli-bad', '--patient-phone', '+15550600002', '--patient-name', 'X', '--label', 'Y', ...admin()]);
+    const res = await cli([
+      'push',
+      'lab-report',
+      '--file',
+      file,
+      '--external-id',
+      'cli-bad',
+      '--patient-phone',
+      '+15550600002',
+      '--patient-name',
+      'X',
+      '--label',
+      'Y',
+      ...admin(),
+    ]);
     expect(res.code).toBe(1);
     expect(res.out).toContain('unsupported_file_type');
   }, 20_000);

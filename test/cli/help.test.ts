@@ -17,8 +17,14 @@ afterEach(() => {
 async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((out += String(chunk)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((err += String(chunk)), true));
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    out += String(chunk);
+    return true;
+  });
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+    err += String(chunk);
+    return true;
+  });
   const code = await main(argv);
   vi.restoreAllMocks();
   return { code, out, err };
@@ -59,7 +65,12 @@ describe('the documented commands', () => {
   });
 
   it('every `npx emr-bridge …` in the README and docs/ names a command and options that exist', () => {
-    const files = [README_PATH, ...readdirSync(join(PACKAGE_ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(PACKAGE_ROOT, 'docs', f))];
+    const files = [
+      README_PATH,
+      ...readdirSync(join(PACKAGE_ROOT, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => join(PACKAGE_ROOT, 'docs', f)),
+    ];
     const problems: string[] = [];
     for (const file of files) {
       for (const m of readFileSync(file, 'utf8').matchAll(/npx emr-bridge ([a-z][\w-]*)([^`\n]*)/g)) {

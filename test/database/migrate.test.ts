@@ -59,7 +59,11 @@ describe('a database written by a newer emr-bridge', () => {
     migrate(db, dir);
     db.prepare("INSERT INTO schema_migrations (version, name) VALUES (9, '009_from_the_future.sql')").run();
     db.close();
-    const older = folder({ '001_a.sql': 'CREATE TABLE t (v INTEGER);', '002_b.sql': 'CREATE TABLE u (v INTEGER);', '003_c.sql': 'CREATE TABLE w (v INTEGER);' });
+    const older = folder({
+      '001_a.sql': 'CREATE TABLE t (v INTEGER);',
+      '002_b.sql': 'CREATE TABLE u (v INTEGER);',
+      '003_c.sql': 'CREATE TABLE w (v INTEGER);',
+    });
     expect(() => openDatabase({ path, migrationsDir: older })).toThrow(/written by a newer version of emr-bridge \(schema 9; this version knows up to 3\)/);
     const after = new Database(path);
     expect(after.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'w'").pluck().get()).toBe(0);

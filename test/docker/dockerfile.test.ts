@@ -52,8 +52,12 @@ function runEnv(settings: Record<string, string>): Record<string, string | undef
 /** Every package that src/ and bin/ import at run time (type-only imports are erased). */
 function importedPackages(): Set<string> {
   const files = [
-    ...readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => join(ROOT, 'src', f)),
-    ...readdirSync(join(ROOT, 'bin')).filter((f) => f.endsWith('.js')).map((f) => join(ROOT, 'bin', f)),
+    ...readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => join(ROOT, 'src', f)),
+    ...readdirSync(join(ROOT, 'bin'))
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => join(ROOT, 'bin', f)),
   ];
   const found = new Set<string>();
   const specifiers = /^\s*(?:import|export)(?!\s+type\b)[^'";]*?from\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s+['"]([^'"]+)['"]/gm;
@@ -61,7 +65,12 @@ function importedPackages(): Set<string> {
     for (const m of readFileSync(file, 'utf8').matchAll(specifiers)) {
       const spec = (m[1] ?? m[2] ?? m[3])!;
       if (spec.startsWith('.') || spec.startsWith('node:') || builtinModules.includes(spec.split('/')[0]!)) continue;
-      found.add(spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/'));
+      found.add(
+        spec
+          .split('/')
+          .slice(0, spec.startsWith('@') ? 2 : 1)
+          .join('/'),
+      );
     }
   }
   return found;
@@ -86,7 +95,10 @@ function containerDataPaths(text: string): string[] {
 
 describe('the Dockerfile', () => {
   it('copies only paths the build context holds (present in the repository, not excluded by .dockerignore)', () => {
-    const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
     const fromContext = stages.flatMap((s: Stage) => copyTargets(s)).filter((c) => !c.from);
     expect(fromContext.length).toBeGreaterThan(0);
     for (const { source } of fromContext) {
@@ -105,7 +117,10 @@ describe('the Dockerfile', () => {
     expect(all(image, 'VOLUME').flatMap((v) => (v.trim().startsWith('[') ? (JSON.parse(v) as string[]) : v.trim().split(/\s+/)))).toContain('/data');
     expect(all(image, 'RUN').some((r) => new RegExp(`chown\\s+(-\\S+\\s+)*${user}(:\\S+)?\\s+(\\S+\\s+)*/data\\b`).test(r))).toBe(true);
     const port = Number(imageEnv.PORT ?? 3000);
-    const exposed = all(image, 'EXPOSE').join(' ').split(/\s+/).map((p) => Number(p.split('/')[0]));
+    const exposed = all(image, 'EXPOSE')
+      .join(' ')
+      .split(/\s+/)
+      .map((p) => Number(p.split('/')[0]));
     expect(exposed).toEqual(expect.arrayContaining([port, port + 1, port + 2]));
     // The image's default command is the zero-configuration demo, which production mode refuses.
     expect(imageEnv.NODE_ENV).not.toBe('production');
@@ -120,7 +135,12 @@ describe('the Dockerfile', () => {
   });
 
   it('names one container data path, /data, in README.md and every doc under docs/', () => {
-    const docs = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const docs = [
+      'README.md',
+      ...readdirSync(join(ROOT, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
     const named = docs.flatMap((doc) => containerDataPaths(readFileSync(join(ROOT, doc), 'utf8')).map((path) => ({ doc, path })));
     expect(named.filter((n) => n.doc === 'README.md').length).toBeGreaterThan(0);
     expect(named.filter((n) => n.path !== '/data' && !n.path.startsWith('/data/'))).toEqual([]);

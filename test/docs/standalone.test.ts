@@ -71,8 +71,7 @@ function problem(target: string, anchor: string | undefined): string | undefined
   const full = join(ROOT, target);
   if (relative(ROOT, full).startsWith('..')) return 'points outside the repository';
   if (!existsSync(full)) return 'no such file';
-  if (anchor && target.endsWith('.md') && statSync(full).isFile() && !anchorsOf(target).has(anchor))
-    return `no heading #${anchor} in ${target}`;
+  if (anchor && target.endsWith('.md') && statSync(full).isFile() && !anchorsOf(target).has(anchor)) return `no heading #${anchor} in ${target}`;
   return undefined;
 }
 
@@ -110,8 +109,7 @@ function sourceFiles(dir: string): string[] {
 
 describe('the docs stand alone', () => {
   it('finds the documents it checks', () => {
-    for (const f of ['README.md', 'docs/service-interface.md', 'docs/decisions.md', 'docs/architecture.md'])
-      expect(markdownFiles).toContain(f);
+    for (const f of ['README.md', 'docs/service-interface.md', 'docs/decisions.md', 'docs/architecture.md']) expect(markdownFiles).toContain(f);
   });
 
   it('README.md and docs/*.md cite nothing outside the repository', () => {
@@ -120,8 +118,7 @@ describe('the docs stand alone', () => {
       read(file)
         .split('\n')
         .forEach((line, i) => {
-          for (const bad of ['../', 'shared/', 'CONTRACT'])
-            if (line.includes(bad)) found.push(`${file}:${i + 1}: "${bad}" in ${line.trim().slice(0, 100)}`);
+          for (const bad of ['../', 'shared/', 'CONTRACT']) if (line.includes(bad)) found.push(`${file}:${i + 1}: "${bad}" in ${line.trim().slice(0, 100)}`);
         });
     }
     expect(found).toEqual([]);
@@ -170,8 +167,7 @@ describe('the docs stand alone', () => {
       read(file)
         .split('\n')
         .forEach((line, i) => {
-          if (/\bCONTRACT\b|\.\.\/shared\/|(?<!docs\/)service-interface\.md/.test(line))
-            found.push(`${file}:${i + 1}: ${line.trim().slice(0, 100)}`);
+          if (/\bCONTRACT\b|\.\.\/shared\/|(?<!docs\/)service-interface\.md/.test(line)) found.push(`${file}:${i + 1}: ${line.trim().slice(0, 100)}`);
         });
     expect(found).toEqual([]);
   });

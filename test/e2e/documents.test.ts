@@ -92,41 +92,63 @@ describe('documents from the adapter to the patient', () => {
     ['5xx', { integration: { status: 503, count: 3 } }],
     ['429 with Retry-After', { integration: { status: 429, count: 2, retryAfterSeconds: 1 } }],
     ['too slowly (past the timeout)', { integration: { delayMs: 1500 } }],
-  ])('with the service answering %s, exactly one message is delivered in the end', async (_l, faults) => {
-    s = await startStack({ clinic: NO_QUIET_HOURS, settings: { SERVICE_TIMEOUT_MS: '500' } });
-    await s.simPost('/_sim/faults', faults);
-    const d = doc('lab_report');
-    await s.admin('POST', '/documents', d);
-    if ('delayMs' in faults.integration) {
-      // The slow first attempt times out at the adapter while the service still delivers it.
-      await waitFor(async () => (await messagesTo(s!, d.patientPhone)).length === 1, 10_000);
-      await s.simPost('/_sim/faults', {});
-    }
-    await until(s, d.externalId, 'SENT');
-    expect(await messagesTo(s, d.patientPhone)).toHaveLength(1);
-  }, 30_000);
+  ])(
+    'with the service answering %s, exactly one message is delivered in the end',
+    async (_l, faults) => {
+      s = await startStack({ clinic: NO_QUIET_HOURS, settings: { SERVICE_TIMEOUT_MS: '500' } });
+      await s.simPost('/_sim/faults', faults);
+      const d = doc('lab_report');
+      await s.admin('POST', '/documents', d);
+      if ('delayMs' in faults.integration) {
+        // The slow first attempt times out at the adapter while the service still delivers it.
+        await waitFor(async () => (await messagesTo(s!, d.patientPhone)).length === 1, 10_000);
+        await s.simPost('/_sim/faults', {});
+      }
+      await until(s, d.externalId, 'SENT');
+      expect(await messagesTo(s, d.patientPhone)).toHaveLength(1);
+    },
+    30_000,
+  );
 
   it.each([
     ['a GIF', { file: { base64: Buffer.from('GIF89a-not-a-pdf').toString('base64'), filename: 'x.pdf' } }, 415, 'unsupported_file_type'],
     ['a file over 15 MB', { file: { base64: Buffer.alloc(15 * 1024 * 1024 + 1, 0x25).toString('base64'), filename: 'big.pdf' } }, 413, 'file_too_large'],
     ['an http URL', { file: { url: 'http://lab.example/r.pdf', filename: 'r.pdf' } }, 422, 'file_url_rejected'],
     ['no patient identification', { patientPhone: undefined, patientName: undefined }, 422, 'patient_unresolvable'],
-  ])('rejects %s locally with its reason, sending nothing', async (_l, overrides, status, code) => {
-    s = await startStack({ clinic: NO_QUIET_HOURS });
-    const res = await s.admin<{ error: { code: string; message: string } }>('POST', '/documents', doc('lab_report', overrides));
-    expect(res.status).toBe(status);
-    expect(res.body.error.code).toBe(code);
-    expect((await s.simGet<unknown[]>('/_sim/messages')).body).toHaveLength(0);
-  }, 30_000);
+  ])(
+    'rejects %s locally with its reason, sending nothing',
+    async (_l, overrides, status, code) => {
+      s = await startStack({ clinic: NO_QUIET_HOURS });
+      const res = await s.admin<{ error: { code: string; message: string } }>('POST', '/documents', doc('lab_report', overrides));
+      expect(res.status).toBe(status);
+      expect(res.body.error.code).toBe(code);
+      expect((await s.simGet<unknown[]>('/_sim/messages')).body).toHaveLength(0);
+    },
+    30_000,
+  );
 
   it('sends a DocumentReference found in FHIR and records its final status back in FHIR', async () => {
     s = await startStack({ clinic: NO_QUIET_HOURS });
-    const patient = await s.fhirCreate({ resourceType: 'Patient', name: [{ text: 'Synthetic Patient' }], telecom: [{ system: 'phone', value: '+15550309999' }] });
-    const dr = await s.fhirCreate({ resourceType: 'DocumentReference', status: 'current', type: { coding: [{ system: 'http://loinc.org', code: '11502-2' }] }, subject: { reference: `Patient/${patient.id}` }, description: 'Lipid panel', date: toIso(Date.now()), content: [{ attachment: { contentType: 'application/pdf', title: 'lipids.pdf', data: PDF.toString('base64') } }] });
+    const patient = await s.fhirCreate({
+      resourceType: 'Patient',
+      name: [{ text: 'Synthetic Patient' }],
+      telecom: [{ system: 'phone', value: '+15550309999' }],
+    });
+    const dr = await s.fhirCreate({
+      resourceType: 'DocumentReference',
+      status: 'current',
+      type: { coding: [{ system: 'http://loinc.org', code: '11502-2' }] },
+      subject: { reference: `Patient/${patient.id}` },
+      description: 'Lipid panel',
+      date: toIso(Date.now()),
+      content: [{ attachment: { contentType: 'application/pdf', title: 'lipids.pdf', data: PDF.toString('base64') } }],
+    });
     await until(s, dr.id, 'SENT');
     expect(await messagesTo(s, '+15550309999')).toHaveLength(1);
     const outcome = await waitFor(async () => {
-      const c = await s!.fhirSearch<{ status: string; about: { reference: string }[] }>(`Communication?identifier=${encodeURIComponent(`urn:emr-bridge:service|document-outcome:${dr.id}`)}`);
+      const c = await s!.fhirSearch<{ status: string; about: { reference: string }[] }>(
+        `Communication?identifier=${encodeURIComponent(`urn:emr-bridge:service|document-outcome:${dr.id}`)}`,
+      );
       return c[0]?.status === 'completed' ? c[0] : undefined;
     });
     expect(outcome.about[0]!.reference).toBe(`DocumentReference/${dr.id}`);
@@ -134,10 +156,21 @@ describe('documents from the adapter to the patient', () => {
 
   it('reads an attachment URL on the FHIR server signed in, and rejects one on another origin with the reason written back', async () => {
     s = await startStack({ clinic: NO_QUIET_HOURS });
-    const patient = await s.fhirCreate({ resourceType: 'Patient', name: [{ text: 'Synthetic Patient' }], telecom: [{ system: 'phone', value: '+15550307777' }] });
+    const patient = await s.fhirCreate({
+      resourceType: 'Patient',
+      name: [{ text: 'Synthetic Patient' }],
+      telecom: [{ system: 'phone', value: '+15550307777' }],
+    });
     const binary = await s.fhirCreate({ resourceType: 'Binary', contentType: 'application/pdf', data: PDF.toString('base64') });
     const withUrl = (url: string, description: string) =>
-      s!.fhirCreate({ resourceType: 'DocumentReference', status: 'current', type: { coding: [{ system: 'http://loinc.org', code: '11502-2' }] }, subject: { reference: `Patient/${patient.id}` }, description, content: [{ attachment: { contentType: 'application/pdf', title: 'result.pdf', url } }] });
+      s!.fhirCreate({
+        resourceType: 'DocumentReference',
+        status: 'current',
+        type: { coding: [{ system: 'http://loinc.org', code: '11502-2' }] },
+        subject: { reference: `Patient/${patient.id}` },
+        description,
+        content: [{ attachment: { contentType: 'application/pdf', title: 'result.pdf', url } }],
+      });
     const own = await withUrl(`Binary/${binary.id}`, 'Ferritin');
     const foreign = await withUrl('https://files.example.org/result.pdf', 'Vitamin D');
 
@@ -147,7 +180,9 @@ describe('documents from the adapter to the patient', () => {
     const rejected = await until(s, foreign.id, 'REJECTED');
     expect(rejected.errorCode).toBe('document_content_refused');
     const outcome = await waitFor(async () => {
-      const c = await s!.fhirSearch<{ status: string; statusReason?: { text: string } }>(`Communication?identifier=${encodeURIComponent(`urn:emr-bridge:service|document-outcome:${foreign.id}`)}`);
+      const c = await s!.fhirSearch<{ status: string; statusReason?: { text: string } }>(
+        `Communication?identifier=${encodeURIComponent(`urn:emr-bridge:service|document-outcome:${foreign.id}`)}`,
+      );
       return c[0]?.status === 'not-done' ? c[0] : undefined;
     });
     expect(outcome.statusReason?.text).toContain('another origin');
@@ -157,8 +192,21 @@ describe('documents from the adapter to the patient', () => {
   it("links the service's new patient to the EMR patient the document was for, instead of claiming a second one", async () => {
     s = await startStack({ clinic: NO_QUIET_HOURS });
     const mrn = { system: 'urn:hospital:mrn', value: 'MRN-000417' };
-    const patient = await s.fhirCreate({ resourceType: 'Patient', identifier: [mrn], birthDate: '1970-01-01', name: [{ given: ['Synthetic'], family: 'Patient' }], telecom: [{ system: 'phone', value: '+15550308888' }] });
-    const dr = await s.fhirCreate({ resourceType: 'DocumentReference', status: 'current', type: { coding: [{ system: 'http://loinc.org', code: '11502-2' }] }, subject: { reference: `Patient/${patient.id}` }, description: 'HbA1c', content: [{ attachment: { contentType: 'application/pdf', title: 'hba1c.pdf', data: PDF.toString('base64') } }] });
+    const patient = await s.fhirCreate({
+      resourceType: 'Patient',
+      identifier: [mrn],
+      birthDate: '1970-01-01',
+      name: [{ given: ['Synthetic'], family: 'Patient' }],
+      telecom: [{ system: 'phone', value: '+15550308888' }],
+    });
+    const dr = await s.fhirCreate({
+      resourceType: 'DocumentReference',
+      status: 'current',
+      type: { coding: [{ system: 'http://loinc.org', code: '11502-2' }] },
+      subject: { reference: `Patient/${patient.id}` },
+      description: 'HbA1c',
+      content: [{ attachment: { contentType: 'application/pdf', title: 'hba1c.pdf', data: PDF.toString('base64') } }],
+    });
     await until(s, dr.id, 'SENT');
     type FhirPatient = { id: string; birthDate?: string; identifier?: { system: string; value: string }[] };
     // The service's patient.created for its new patient is applied to the EMR patient, not as a new one.
@@ -171,7 +219,10 @@ describe('documents from the adapter to the patient', () => {
     expect(linked.all[0]!.identifier).toContainEqual(mrn);
     // The link reached the service: its next appointment for this patient carries the EMR id.
     await waitFor(async () => {
-      const a = await s!.simPost<{ patient: { externalId: string | null } }>('/_sim/appointments', { clinicId: s!.clinicId, patient: { serviceId: linked.serviceId } });
+      const a = await s!.simPost<{ patient: { externalId: string | null } }>('/_sim/appointments', {
+        clinicId: s!.clinicId,
+        patient: { serviceId: linked.serviceId },
+      });
       return a.body.patient.externalId === patient.id || undefined;
     });
     const appointments = await waitFor(async () => {

@@ -23,7 +23,11 @@ const emrStatus = async (st: Stack) => (await st.admin<{ components: Component[]
 /** Work reaching the EMR from both sides: an appointment from the service, a lab report written in the EMR. */
 async function workForTheEmr(st: Stack) {
   const appointment = (await st.simPost<{ serviceId: string }>('/_sim/appointments', { clinicId: st.clinicId })).body;
-  const patient = await st.fhirCreate({ resourceType: 'Patient', name: [{ text: 'Synthetic Patient' }], telecom: [{ system: 'phone', value: '+15550407777' }] });
+  const patient = await st.fhirCreate({
+    resourceType: 'Patient',
+    name: [{ text: 'Synthetic Patient' }],
+    telecom: [{ system: 'phone', value: '+15550407777' }],
+  });
   const document = await st.fhirCreate({
     resourceType: 'DocumentReference',
     status: 'current',
@@ -43,9 +47,20 @@ async function expectNothingParkedOrFailed(st: Stack) {
 }
 
 async function expectResumed(st: Stack, work: Awaited<ReturnType<typeof workForTheEmr>>) {
-  await waitFor(async () => (await st.fhirSearch(`Appointment?identifier=${encodeURIComponent(`${SYSTEM}|${work.appointment.serviceId}`)}`)).length === 1, 20_000);
-  await waitFor(async () => (await st.admin<{ document: { status: string } }>('GET', `/documents/${work.document.id}`)).body.document?.status === 'SENT', 20_000);
-  await waitFor(async () => (await st.fhirSearch<{ status: string }>(`Communication?identifier=${encodeURIComponent(`${SYSTEM}|document-outcome:${work.document.id}`)}`))[0]?.status === 'completed', 20_000);
+  await waitFor(
+    async () => (await st.fhirSearch(`Appointment?identifier=${encodeURIComponent(`${SYSTEM}|${work.appointment.serviceId}`)}`)).length === 1,
+    20_000,
+  );
+  await waitFor(
+    async () => (await st.admin<{ document: { status: string } }>('GET', `/documents/${work.document.id}`)).body.document?.status === 'SENT',
+    20_000,
+  );
+  await waitFor(
+    async () =>
+      (await st.fhirSearch<{ status: string }>(`Communication?identifier=${encodeURIComponent(`${SYSTEM}|document-outcome:${work.document.id}`)}`))[0]
+        ?.status === 'completed',
+    20_000,
+  );
   expect((await emrStatus(st)).ok).toBe(true);
 }
 
@@ -77,7 +92,13 @@ describe('an EMR that refuses the adapter', () => {
     s = await startStack({ clinic: NO_QUIET_HOURS });
     const stack = s;
     // The hospital forgot Appointment and Communication: the token request for the adapter's scopes is refused.
-    await registerAdapterClient(stack.fhirServer(), stack.dir, ['system/Patient.cruds', 'system/Practitioner.cruds', 'system/Location.cruds', 'system/DocumentReference.rs', 'system/Binary.r']);
+    await registerAdapterClient(stack.fhirServer(), stack.dir, [
+      'system/Patient.cruds',
+      'system/Practitioner.cruds',
+      'system/Location.cruds',
+      'system/DocumentReference.rs',
+      'system/Binary.r',
+    ]);
     stack.fhirServer().auth!.revokeTokens();
     const work = await workForTheEmr(stack);
     const failing = await waitFor(async () => ((await emrStatus(stack)).ok ? undefined : emrStatus(stack)));

@@ -12,8 +12,20 @@ afterEach(async () => {
   s = undefined;
 });
 
-type Apt = { id: string; status: string; start: string; participant: { actor: { reference: string } }[]; extension: { url: string; valueString?: string; extension?: { url: string; valueDecimal?: number; valueString?: string }[] }[] };
-type Snapshot = { serviceId: string; appointment: { externalId: string | null; serviceId: string }; patient: { serviceId: string; externalId: string | null }; doctor: { serviceId: string; externalId: string | null }; location: { serviceId: string; externalId: string | null } };
+type Apt = {
+  id: string;
+  status: string;
+  start: string;
+  participant: { actor: { reference: string } }[];
+  extension: { url: string; valueString?: string; extension?: { url: string; valueDecimal?: number; valueString?: string }[] }[];
+};
+type Snapshot = {
+  serviceId: string;
+  appointment: { externalId: string | null; serviceId: string };
+  patient: { serviceId: string; externalId: string | null };
+  doctor: { serviceId: string; externalId: string | null };
+  location: { serviceId: string; externalId: string | null };
+};
 
 const byIdentifier = (st: Stack, type: string, serviceId: string) => st.fhirSearch<Apt>(`${type}?identifier=${encodeURIComponent(`${SYSTEM}|${serviceId}`)}`);
 
@@ -29,7 +41,11 @@ describe('service → adapter → FHIR', () => {
     s = await startStack();
     const created = (await s.simPost<Snapshot>('/_sim/appointments', { clinicId: s.clinicId })).body;
     const apt = await appointmentIn(s, created.serviceId);
-    for (const [type, entity] of [['Patient', created.patient], ['Practitioner', created.doctor], ['Location', created.location]] as const) {
+    for (const [type, entity] of [
+      ['Patient', created.patient],
+      ['Practitioner', created.doctor],
+      ['Location', created.location],
+    ] as const) {
       const records = await byIdentifier(s, type, entity.serviceId);
       expect(records, type).toHaveLength(1);
       expect(apt.participant.map((p) => p.actor.reference)).toContain(`${type}/${records[0]!.id}`);
@@ -94,7 +110,15 @@ describe('service → adapter → FHIR', () => {
     await s.simPost(`/_sim/appointments/${a}/reschedule`, { startsAt: '2027-07-07T07:00:00.000Z' });
     const b = (await s.simPost<Snapshot>('/_sim/appointments', { clinicId: s.clinicId })).body.serviceId;
     // Acknowledged while the EMR is down, and retrying, not dead.
-    await waitFor(async () => ((await s!.admin<{ state: string; attempts: number }>('GET', `/events/${(await s!.simGet<{ eventId: string; eventType: string }[]>('/_sim/deliveries')).body.find((d) => d.eventType === 'appointment.created')?.eventId}`)).body.attempts ?? 0) >= 2);
+    await waitFor(
+      async () =>
+        ((
+          await s!.admin<{ state: string; attempts: number }>(
+            'GET',
+            `/events/${(await s!.simGet<{ eventId: string; eventType: string }[]>('/_sim/deliveries')).body.find((d) => d.eventType === 'appointment.created')?.eventId}`,
+          )
+        ).body.attempts ?? 0) >= 2,
+    );
     const ready = await s.admin<{ events: unknown[] }>('GET', '/dead-letters');
     expect(ready.body.events).toHaveLength(0);
     await s.startFhir();

@@ -16,7 +16,12 @@ afterEach(async () => {
 
 const NO_QUIET_HOURS = { timeZone: 'UTC', quietHours: { start: '00:00', end: '00:00' } };
 const SERVICE = 'urn:emr-bridge:service';
-type FhirPatient = { id: string; birthDate?: string; name?: { text?: string; given?: string[]; family?: string }[]; identifier?: { system: string; value: string }[] };
+type FhirPatient = {
+  id: string;
+  birthDate?: string;
+  name?: { text?: string; given?: string[]; family?: string }[];
+  identifier?: { system: string; value: string }[];
+};
 const serviceIdOf = (p: FhirPatient | undefined) => p?.identifier?.find((i) => i.system === SERVICE)?.value;
 
 describe('a patient the service first meets through a document', () => {
@@ -26,8 +31,21 @@ describe('a patient the service first meets through a document', () => {
     // The service does the work at once and answers 3 s later: its webhook overtakes its answer.
     await s.simPost('/_sim/faults', { integration: { delayMs: 3000 } });
     const mrn = { system: 'urn:hospital:mrn', value: 'MRN-000901' };
-    const patient = await s.fhirCreate({ resourceType: 'Patient', identifier: [mrn], birthDate: '1970-01-01', name: [{ given: ['Synthetic'], family: 'Patient' }], telecom: [{ system: 'phone', value: '+15550309001' }] });
-    const dr = await s.fhirCreate({ resourceType: 'DocumentReference', status: 'current', type: { coding: [{ system: 'http://loinc.org', code: '11502-2' }] }, subject: { reference: `Patient/${patient.id}` }, description: 'HbA1c', content: [{ attachment: { contentType: 'application/pdf', title: 'hba1c.pdf', data: PDF.toString('base64') } }] });
+    const patient = await s.fhirCreate({
+      resourceType: 'Patient',
+      identifier: [mrn],
+      birthDate: '1970-01-01',
+      name: [{ given: ['Synthetic'], family: 'Patient' }],
+      telecom: [{ system: 'phone', value: '+15550309001' }],
+    });
+    const dr = await s.fhirCreate({
+      resourceType: 'DocumentReference',
+      status: 'current',
+      type: { coding: [{ system: 'http://loinc.org', code: '11502-2' }] },
+      subject: { reference: `Patient/${patient.id}` },
+      description: 'HbA1c',
+      content: [{ attachment: { contentType: 'application/pdf', title: 'hba1c.pdf', data: PDF.toString('base64') } }],
+    });
 
     // The processor has taken the service's new patient onto the EMR's Patient while the send still waits.
     const answered = () => log.lines().some((l) => l.msg === 'document sent to the service' && l.externalId === dr.id);
@@ -36,7 +54,9 @@ describe('a patient the service first meets through a document', () => {
     await s.simPost('/_sim/faults', {});
 
     await waitFor(() => answered() || undefined, 15_000);
-    const outcome = await waitFor(async () => (await s!.fhirSearch<{ status: string }>(`Communication?identifier=${encodeURIComponent(`${SERVICE}|document-outcome:${dr.id}`)}`))[0]);
+    const outcome = await waitFor(
+      async () => (await s!.fhirSearch<{ status: string }>(`Communication?identifier=${encodeURIComponent(`${SERVICE}|document-outcome:${dr.id}`)}`))[0],
+    );
     expect(outcome.status).toBe('completed');
     const all = await s.fhirSearch<FhirPatient>('Patient?_count=50');
     expect(all).toHaveLength(1);
@@ -56,9 +76,22 @@ describe('a Patient the EMR owns', () => {
   it("keeps its name when the service's snapshot spells it otherwise, and the difference is logged without values", async () => {
     const log = captureLogger('info');
     s = await startStack({ clinic: NO_QUIET_HOURS, logger: log.logger });
-    const patient = await s.fhirCreate({ resourceType: 'Patient', birthDate: '1981-02-03', name: [{ given: ['Clerk'], family: 'Spelling' }], telecom: [{ system: 'phone', value: '+15550309002' }] });
+    const patient = await s.fhirCreate({
+      resourceType: 'Patient',
+      birthDate: '1981-02-03',
+      name: [{ given: ['Clerk'], family: 'Spelling' }],
+      telecom: [{ system: 'phone', value: '+15550309002' }],
+    });
     // A document pushed through the admin API for that Patient by its EMR id, with another spelling.
-    const pushed = await s.admin('POST', '/documents', { documentType: 'lab_report', externalId: `doc-own-${Date.now()}`, patientExternalId: patient.id, patientPhone: '+15550309002', patientName: 'Service Spelling', label: 'Lipid panel', file: { base64: PDF.toString('base64'), filename: 'lipids.pdf' } });
+    const pushed = await s.admin('POST', '/documents', {
+      documentType: 'lab_report',
+      externalId: `doc-own-${Date.now()}`,
+      patientExternalId: patient.id,
+      patientPhone: '+15550309002',
+      patientName: 'Service Spelling',
+      label: 'Lipid panel',
+      file: { base64: PDF.toString('base64'), filename: 'lipids.pdf' },
+    });
     expect(pushed.status).toBe(202);
 
     const linked = await waitFor(async () => {

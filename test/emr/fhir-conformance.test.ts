@@ -77,13 +77,20 @@ async function fhirHarness(): Promise<EmrHarness> {
     countByServiceId: async (kind, serviceId) => (await search(`${RESOURCE[kind]}?identifier=${encodeURIComponent(`${SYSTEM}|${serviceId}`)}`)).length,
     async readAppointment(id) {
       const a = await read<{ start: string; status: string; extension?: { url: string; valueString?: string }[] }>(`Appointment/${encodeURIComponent(id)}`);
-      return a && { startsAt: a.start, cancelled: a.status === 'cancelled', serviceStatus: a.extension?.find((e) => e.url === `${EXT}/service-status`)?.valueString ?? '' };
+      return (
+        a && {
+          startsAt: a.start,
+          cancelled: a.status === 'cancelled',
+          serviceStatus: a.extension?.find((e) => e.url === `${EXT}/service-status`)?.valueString ?? '',
+        }
+      );
     },
     async addDocument(seed) {
       const data = Buffer.from(seed.bytes).toString('base64');
       const attachment: Record<string, string> = { contentType: seed.mimeType, title: seed.filename };
       if (seed.content === 'inline') attachment.data = data;
-      else attachment.url = `${baseUrl}/Binary/${(await staff.call<{ id: string }>('POST', 'Binary', { resourceType: 'Binary', contentType: seed.mimeType, data })).body.id}`;
+      else
+        attachment.url = `${baseUrl}/Binary/${(await staff.call<{ id: string }>('POST', 'Binary', { resourceType: 'Binary', contentType: seed.mimeType, data })).body.id}`;
       const doc: DocumentReference = {
         resourceType: 'DocumentReference',
         status: 'current',

@@ -79,11 +79,30 @@ describe('createFhirEmr', () => {
     expect(updated.identifier[0]!.value).toBe('pat_concurrent');
   });
 
-  it("links a patient the EMR already had, and never changes its name, birth date or phone from a snapshot", async () => {
+  it('links a patient the EMR already had, and never changes its name, birth date or phone from a snapshot', async () => {
     const mrn = { system: 'urn:hospital:mrn', value: 'MRN-1' };
-    const created = await fetch(`${fhir.baseUrl}/Patient`, { method: 'POST', headers: { 'content-type': 'application/fhir+json' }, body: JSON.stringify({ resourceType: 'Patient', identifier: [mrn], birthDate: '1980-05-05', name: [{ given: ['Ada'], family: 'Example' }], telecom: [{ system: 'email', value: 'ada@example.org' }, { system: 'phone', value: '+15550000100' }] }) });
+    const created = await fetch(`${fhir.baseUrl}/Patient`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/fhir+json' },
+      body: JSON.stringify({
+        resourceType: 'Patient',
+        identifier: [mrn],
+        birthDate: '1980-05-05',
+        name: [{ given: ['Ada'], family: 'Example' }],
+        telecom: [
+          { system: 'email', value: 'ada@example.org' },
+          { system: 'phone', value: '+15550000100' },
+        ],
+      }),
+    });
     const { id } = (await created.json()) as { id: string };
-    type P = { meta: { versionId: string }; birthDate: string; name: { text?: string; given?: string[] }[]; identifier: { system: string; value: string }[]; telecom: { system: string; value: string }[] };
+    type P = {
+      meta: { versionId: string };
+      birthDate: string;
+      name: { text?: string; given?: string[] }[];
+      identifier: { system: string; value: string }[];
+      telecom: { system: string; value: string }[];
+    };
     await emr.linkPatient(id, 'pat_linked');
     await emr.linkPatient(id, 'pat_linked');
     const linked = await get<P>(`Patient/${id}`);
@@ -107,7 +126,11 @@ describe('createFhirEmr', () => {
     type P = { birthDate?: string; name: { text?: string }[]; extension?: { url: string }[]; telecom: { value: string }[] };
     const made = await get<P & Record<string, unknown>>(`Patient/${id}`);
     // A clerk adds a birth date (a read-modify-write, as an EMR would).
-    await fetch(`${fhir.baseUrl}/Patient/${id}`, { method: 'PUT', headers: { 'content-type': 'application/fhir+json' }, body: JSON.stringify({ ...made, birthDate: '1990-01-01' }) });
+    await fetch(`${fhir.baseUrl}/Patient/${id}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/fhir+json' },
+      body: JSON.stringify({ ...made, birthDate: '1990-01-01' }),
+    });
     expect(await emr.updatePatient(id, { serviceId: 'pat_own', name: 'Own Renamed', phone: '+15550000301' })).toEqual({ differences: [] });
     const updated = await get<P>(`Patient/${id}`);
     expect(updated).toMatchObject({ birthDate: '1990-01-01', name: [{ text: 'Own Renamed' }] });
@@ -117,12 +140,23 @@ describe('createFhirEmr', () => {
 
   it("finds the EMR's own patient by the service's externalId, and claims a new one only when that id cannot be this patient", async () => {
     const post = async (body: Record<string, unknown>) =>
-      ((await (await fetch(`${fhir.baseUrl}/Patient`, { method: 'POST', headers: { 'content-type': 'application/fhir+json' }, body: JSON.stringify({ resourceType: 'Patient', ...body }) })).json()) as { id: string }).id;
+      (
+        (await (
+          await fetch(`${fhir.baseUrl}/Patient`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/fhir+json' },
+            body: JSON.stringify({ resourceType: 'Patient', ...body }),
+          })
+        ).json()) as { id: string }
+      ).id;
     const own = await post({ name: [{ text: 'Clerk Made' }], telecom: [{ system: 'phone', value: '+15550000400' }] });
     const adopted = await emr.ensurePatient({ serviceId: 'pat_by_ext', externalId: own, name: 'Clerk Made', phone: '+15550000400' });
     expect(adopted).toEqual({ id: own, created: false });
     expect((await get<{ identifier: { value: string }[] }>(`Patient/${own}`)).identifier).toEqual([{ system: SYSTEM, value: 'pat_by_ext' }]);
-    expect(await emr.ensurePatient({ serviceId: 'pat_by_ext', externalId: own, name: 'Clerk Made', phone: '+15550000400' })).toEqual({ id: own, created: false });
+    expect(await emr.ensurePatient({ serviceId: 'pat_by_ext', externalId: own, name: 'Clerk Made', phone: '+15550000400' })).toEqual({
+      id: own,
+      created: false,
+    });
     // Already standing for another service patient: never merged; a record of its own is claimed.
     const taken = await emr.ensurePatient({ serviceId: 'pat_other', externalId: own, name: 'Someone Else', phone: '+15550000400' });
     expect(taken.created).toBe(true);
@@ -141,7 +175,12 @@ describe('createFhirEmr', () => {
     stored = await get(`Appointment/${apt.id}`);
     expect(stored.status).toBe('proposed');
     expect(stored.extension.find((e) => e.url.endsWith('/service-status'))?.valueString).toBe('Tentative');
-    for (const [service, fhirStatus] of [['Cancelled', 'cancelled'], ['Completed', 'fulfilled'], ['NoShow', 'noshow'], ['Pending', 'pending']]) {
+    for (const [service, fhirStatus] of [
+      ['Cancelled', 'cancelled'],
+      ['Completed', 'fulfilled'],
+      ['NoShow', 'noshow'],
+      ['Pending', 'pending'],
+    ]) {
       await emr.updateAppointment(apt.id, await appointmentInput({ status: service! }));
       expect((await get<{ status: string }>(`Appointment/${apt.id}`)).status).toBe(fhirStatus);
     }
@@ -178,7 +217,9 @@ describe('createFhirEmr', () => {
     await emr.recordDocumentOutcome({ ...base, status: 'HELD', statusReason: 'quiet hours', releaseAfter: '2026-01-16T07:00:00.000Z' });
     await emr.recordDocumentOutcome({ ...base, status: 'SENT', sentAt: '2026-01-16T07:00:01.000Z' });
     await emr.recordDocumentOutcome({ ...base, status: 'SENT', sentAt: '2026-01-16T07:00:01.000Z' });
-    const bundle = await get<{ total: number; entry: { resource: { status: string; sent: string } }[] }>(`Communication?identifier=${SYSTEM}|document-outcome:doc-1`);
+    const bundle = await get<{ total: number; entry: { resource: { status: string; sent: string } }[] }>(
+      `Communication?identifier=${SYSTEM}|document-outcome:doc-1`,
+    );
     expect(bundle.total).toBe(1);
     expect(bundle.entry[0]!.resource).toMatchObject({ status: 'completed', sent: '2026-01-16T07:00:01.000Z' });
   });

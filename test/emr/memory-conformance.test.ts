@@ -53,11 +53,21 @@ function memoryHarness(): EmrHarness {
     },
     async unreachable() {
       emr.down = true;
-      return { emr, end: async () => void (emr.down = false) };
+      return {
+        emr,
+        end: async () => {
+          emr.down = false;
+        },
+      };
     },
     async refusingAdapter() {
       emr.refusing = true;
-      return { emr, end: async () => void (emr.refusing = false) };
+      return {
+        emr,
+        end: async () => {
+          emr.refusing = false;
+        },
+      };
     },
     close: () => emr.close(),
   };

@@ -133,7 +133,11 @@ describe('bundled FHIR server sign-in: discovery and public documents', () => {
     expect(res.status).toBe(200);
     const cs = (await res.json()) as {
       fhirVersion: string;
-      rest: { mode: string; resource: { type: string; conditionalCreate: boolean; conditionalUpdate: boolean; interaction: { code: string }[] }[]; security: { extension: { extension: { url: string; valueUri: string }[] }[] } }[];
+      rest: {
+        mode: string;
+        resource: { type: string; conditionalCreate: boolean; conditionalUpdate: boolean; interaction: { code: string }[] }[];
+        security: { extension: { extension: { url: string; valueUri: string }[] }[] };
+      }[];
     };
     expect(cs.fhirVersion).toBe('4.0.1');
     const rest = cs.rest[0]!;

@@ -28,7 +28,7 @@ async function conditionalCreate(base: string) {
     headers: { 'content-type': 'application/fhir+json', 'if-none-exist': 'identifier=urn:test|pat_1' },
     body: JSON.stringify(patient),
   });
-  return { status: res.status, body: (await res.json()) as { id: string } };
+  return { status: res.status, body: (await res.json()) as { id: string; meta: { versionId: string; lastUpdated: string } } };
 }
 
 describe('bundled FHIR server', () => {
@@ -58,7 +58,10 @@ describe('bundled FHIR server', () => {
     const s2 = await start(file, s1.port);
     const read = await fetch(`${s2.baseUrl}/Patient/${created.body.id}`);
     expect(read.status).toBe(200);
-    expect(((await read.json()) as { id: string }).id).toBe(created.body.id);
+    const restored = (await read.json()) as { id: string; meta: { versionId: string; lastUpdated: string } };
+    expect(restored.id).toBe(created.body.id);
+    // The same version, not a new one: a restart must not make every record look changed (the EMR scan's watermark).
+    expect(restored.meta).toMatchObject({ versionId: created.body.meta.versionId, lastUpdated: created.body.meta.lastUpdated });
     expect((await conditionalCreate(s2.baseUrl)).body.id).toBe(created.body.id);
   });
 });

@@ -28,10 +28,9 @@ describe('mapping retention', () => {
     const f = processorFixture({ RETENTION_EVENT_ID_DAYS: '30' });
     const states = () =>
       Object.fromEntries(
-        (f.db.prepare('SELECT entity_type, service_id, state FROM mapping_outbox').all() as { entity_type: string; service_id: string; state: string }[]).map((r) => [
-          `${r.entity_type}:${r.service_id}`,
-          r.state,
-        ]),
+        (f.db.prepare('SELECT entity_type, service_id, state FROM mapping_outbox').all() as { entity_type: string; service_id: string; state: string }[]).map(
+          (r) => [`${r.entity_type}:${r.service_id}`, r.state],
+        ),
       );
     f.store(appointmentEvent({ serviceId: 'apt_sent' }));
     await f.processor.runOnce();
@@ -48,7 +47,12 @@ describe('mapping retention', () => {
 
     const after = states();
     expect(Object.values(after)).not.toContain('sent');
-    expect(after).toMatchObject({ 'appointment:apt_dead': 'dead', 'patient:pat_apt_dead': 'dead', 'appointment:apt_pending': 'pending', 'patient:pat_apt_pending': 'pending' });
+    expect(after).toMatchObject({
+      'appointment:apt_dead': 'dead',
+      'patient:pat_apt_dead': 'dead',
+      'appointment:apt_pending': 'pending',
+      'patient:pat_apt_pending': 'pending',
+    });
   });
 
   it('keeps a sent mapping until the retention has passed', async () => {

@@ -55,7 +55,12 @@ describe('age metrics', () => {
   it('ages the oldest queued document from when it entered the outbox, and drops it once sent', async () => {
     const f = fixture();
     const add = (externalId: string) =>
-      f.outbox.enqueue({ externalId, documentType: 'lab_report', source: 'api', request: { externalId, patientPhone: '+15550001111', patientName: 'P', label: 'L', file: { base64: PDF.toString('base64'), filename: 'r.pdf' } } });
+      f.outbox.enqueue({
+        externalId,
+        documentType: 'lab_report',
+        source: 'api',
+        request: { externalId, patientPhone: '+15550001111', patientName: 'P', label: 'L', file: { base64: PDF.toString('base64'), filename: 'r.pdf' } },
+      });
     add('lab-old');
     f.clock.advance(300_000);
     add('lab-new');

@@ -78,14 +78,23 @@ function expectOpenApi31(doc: OpenApiDocument): void {
     expect(path.startsWith('/'), path).toBe(true);
     for (const [method, o] of Object.entries(item)) {
       expect(['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace']).toContain(method);
-      const operation = o as { operationId: string; responses: Record<string, unknown>; parameters?: { name: string; in: string; required: boolean }[]; security?: Record<string, unknown>[] };
+      const operation = o as {
+        operationId: string;
+        responses: Record<string, unknown>;
+        parameters?: { name: string; in: string; required: boolean }[];
+        security?: Record<string, unknown>[];
+      };
       expect(ids.has(operation.operationId), operation.operationId).toBe(false);
       ids.add(operation.operationId);
       expect(Object.keys(operation.responses).length, `${method} ${path}`).toBeGreaterThan(0);
       for (const status of Object.keys(operation.responses)) expect(status).toMatch(/^[1-5]\d\d$/);
       for (const name of [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]))
-        expect(operation.parameters?.some((p) => p.in === 'path' && p.name === name && p.required), `${method} ${path}: {${name}}`).toBe(true);
-      for (const requirement of operation.security ?? []) for (const scheme of Object.keys(requirement)) expect(doc.components.securitySchemes[scheme]).toBeDefined();
+        expect(
+          operation.parameters?.some((p) => p.in === 'path' && p.name === name && p.required),
+          `${method} ${path}: {${name}}`,
+        ).toBe(true);
+      for (const requirement of operation.security ?? [])
+        for (const scheme of Object.keys(requirement)) expect(doc.components.securitySchemes[scheme]).toBeDefined();
     }
   }
   const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]!);
@@ -134,7 +143,9 @@ async function expectEveryOperationAnswers(
       expect(res.body, what).toMatchObject({ error: { code: 'not_found' } });
       expect(ROUTE_NOT_FOUND, what).not.toContain((res.body as { error: { message: string } }).error.message);
     }
-    const documented = route!.responses[res.status] ?? (route!.errors?.[res.status] !== undefined ? { description: route!.errors[res.status]!, body: { name: 'Error', schema: errorBodySchema } } : undefined);
+    const documented =
+      route!.responses[res.status] ??
+      (route!.errors?.[res.status] !== undefined ? { description: route!.errors[res.status]!, body: { name: 'Error', schema: errorBodySchema } } : undefined);
     expect(documented, `${what}: status not documented`).toBeDefined();
     const body = documented!.body;
     if (body && 'schema' in body && typeof body.schema === 'object' && body.schema !== null && '_zod' in body.schema) {
@@ -203,11 +214,22 @@ describe('the adapter', () => {
     const { adapter } = zero;
     const auth = { authorization: `Bearer ${adapter.adminToken}` };
     const externalId = `openapi-${Date.now()}`;
-    const labReport = { documentType: 'lab_report', externalId, label: 'Blood count', patientPhone: '+15550001111', patientName: 'Synthetic Patient', file: { base64: PDF.toString('base64'), filename: 'blood.pdf' } };
+    const labReport = {
+      documentType: 'lab_report',
+      externalId,
+      label: 'Blood count',
+      patientPhone: '+15550001111',
+      patientName: 'Synthetic Patient',
+      file: { base64: PDF.toString('base64'), filename: 'blood.pdf' },
+    };
     const event = appointmentEventBody();
     const send = async (method: string, path: string, call: Call): Promise<Answer> => {
       const body = call.raw ?? (call.body === undefined ? undefined : JSON.stringify(call.body));
-      const res = await fetch(`${adapter.url}${path}`, { method, headers: { 'content-type': 'application/json', ...call.headers }, ...(body === undefined ? {} : { body }) });
+      const res = await fetch(`${adapter.url}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', ...call.headers },
+        ...(body === undefined ? {} : { body }),
+      });
       const type = res.headers.get('content-type') ?? '';
       return { status: res.status, type, body: type.includes('json') ? await res.json() : await res.text() };
     };
@@ -238,7 +260,9 @@ describe('the adapter', () => {
     await expectEveryOperationAnswers(adapterDoc, adminApi.routes, send, callFor);
 
     // A route that does not exist answers route-not-found, so the check above tells the two apart.
-    expect((await send('GET', '/admin/no-such-route', { params: {}, headers: auth })).body).toMatchObject({ error: { code: 'not_found', message: 'no such admin route' } });
+    expect((await send('GET', '/admin/no-such-route', { params: {}, headers: auth })).body).toMatchObject({
+      error: { code: 'not_found', message: 'no such admin route' },
+    });
     expect((await send('GET', '/no-such-route', { params: {} })).body).toMatchObject({ error: { code: 'not_found', message: 'no such route' } });
   }, 60_000);
 });

@@ -24,7 +24,11 @@ function adminOf(f: ProcessorFixture) {
   const auth = { authorization: `Bearer ${TOKEN}` };
   return {
     get: (path: string) => request(app.callback()).get(`/admin${path}`).set(auth),
-    post: (path: string, body?: unknown) => request(app.callback()).post(`/admin${path}`).set(auth).send(body as object),
+    post: (path: string, body?: unknown) =>
+      request(app.callback())
+        .post(`/admin${path}`)
+        .set(auth)
+        .send(body as object),
   };
 }
 

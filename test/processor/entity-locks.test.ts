@@ -8,11 +8,12 @@ describe('entity locks', () => {
   it('runs sections of one key one after another, in call order', async () => {
     const locks = createEntityLocks();
     const log: string[] = [];
-    const section = (name: string, ms: number) => locks.run('k', async () => {
-      log.push(`${name} in`);
-      await tick(ms);
-      log.push(`${name} out`);
-    });
+    const section = (name: string, ms: number) =>
+      locks.run('k', async () => {
+        log.push(`${name} in`);
+        await tick(ms);
+        log.push(`${name} out`);
+      });
     await Promise.all([section('a', 10), section('b', 1)]);
     expect(log).toEqual(['a in', 'a out', 'b in', 'b out']);
     expect(locks.held()).toBe(0);
@@ -22,11 +23,12 @@ describe('entity locks', () => {
     const locks = createEntityLocks();
     let inside = 0;
     let most = 0;
-    const section = (key: string) => locks.run(key, async () => {
-      most = Math.max(most, ++inside);
-      await tick(5);
-      inside--;
-    });
+    const section = (key: string) =>
+      locks.run(key, async () => {
+        most = Math.max(most, ++inside);
+        await tick(5);
+        inside--;
+      });
     await Promise.all([section('a'), section('b'), section('c')]);
     expect(most).toBe(3);
   });

@@ -10,7 +10,9 @@ describe('processor during an EMR incident', () => {
   it('spends no attempt and parks nothing while the EMR refuses the adapter, then applies everything in order', async () => {
     const f = processorFixture({ PROCESSOR_MAX_ATTEMPTS: '3' });
     const first = f.store(appointmentEvent({ occurredAt: '2026-01-15T09:00:00.000Z' }));
-    const second = f.store(appointmentEvent({ eventType: 'appointment.rescheduled', occurredAt: '2026-01-15T09:05:00.000Z', startsAt: '2026-01-20T10:00:00.000Z' }));
+    const second = f.store(
+      appointmentEvent({ eventType: 'appointment.rescheduled', occurredAt: '2026-01-15T09:05:00.000Z', startsAt: '2026-01-20T10:00:00.000Z' }),
+    );
     const other = f.store(appointmentEvent({ serviceId: 'apt_2' }));
     f.emr.failWith = refused();
 

@@ -21,9 +21,22 @@ describe('outbox retention', () => {
     const f = processorFixture({ RETENTION_EVENT_ID_DAYS: '30' });
     const outbox = createOutbox(f.db, f.clock);
     const add = (id: string, emrDocumentId?: string) =>
-      outbox.enqueue({ externalId: id, documentType: 'lab_report', source: emrDocumentId ? 'emr' : 'api', request: request(id), ...(emrDocumentId ? { emrDocumentId } : {}) });
-    for (const id of ['sent', 'suppressed', 'failed-by-service', 'queued', 'held', 'failed-here', 'sent-unsynced', 'sent-recently']) add(id, id === 'sent-unsynced' ? 'DocumentReference/1' : undefined);
-    outbox.enqueue({ externalId: 'rejected', documentType: 'lab_report', source: 'emr', emrDocumentId: 'DocumentReference/2', rejected: { code: 'unsupported_file_type', reason: 'GIF' } });
+      outbox.enqueue({
+        externalId: id,
+        documentType: 'lab_report',
+        source: emrDocumentId ? 'emr' : 'api',
+        request: request(id),
+        ...(emrDocumentId ? { emrDocumentId } : {}),
+      });
+    for (const id of ['sent', 'suppressed', 'failed-by-service', 'queued', 'held', 'failed-here', 'sent-unsynced', 'sent-recently'])
+      add(id, id === 'sent-unsynced' ? 'DocumentReference/1' : undefined);
+    outbox.enqueue({
+      externalId: 'rejected',
+      documentType: 'lab_report',
+      source: 'emr',
+      emrDocumentId: 'DocumentReference/2',
+      rejected: { code: 'unsupported_file_type', reason: 'GIF' },
+    });
     outbox.markSynced(outbox.get('rejected')!);
     outbox.recordOutcome('sent', { state: 'SENT' });
     outbox.recordOutcome('suppressed', { state: 'SUPPRESSED' });
@@ -36,7 +49,7 @@ describe('outbox retention', () => {
     outbox.recordOutcome('sent-recently', { state: 'SENT' });
     await f.processor.runOnce();
 
-    const left = (f.db.prepare('SELECT external_id FROM outbox_documents ORDER BY external_id').pluck().all() as string[]);
+    const left = f.db.prepare('SELECT external_id FROM outbox_documents ORDER BY external_id').pluck().all() as string[];
     expect(left).toEqual(['failed-here', 'held', 'queued', 'sent-recently', 'sent-unsynced']);
   });
 });

@@ -15,7 +15,13 @@ import { waitFor } from '../support/wait.ts';
 const PHONE = '+15550001111';
 
 function patientCreated(serviceId: string, externalId: string | null, name: string) {
-  return { eventId: randomUUID(), eventType: 'patient.created', occurredAt: '2026-01-15T09:00:00.000Z', clinicId: 'clinic_1', patient: { serviceId, externalId, name, phone: PHONE } };
+  return {
+    eventId: randomUUID(),
+    eventType: 'patient.created',
+    occurredAt: '2026-01-15T09:00:00.000Z',
+    clinicId: 'clinic_1',
+    patient: { serviceId, externalId, name, phone: PHONE },
+  };
 }
 
 /**
@@ -40,7 +46,16 @@ function documentFixture(f: ProcessorFixture) {
         requests.push(body);
         f.store(patientCreated('pat_new', body.patientExternalId ?? null, 'Synthetic Patient'));
         await answered;
-        const resource: DocumentResource = { type: 'document', documentType: 'lab_report', serviceId: 'doc_1', externalId: body.externalId, patientServiceId: 'pat_new', status: 'SENT', sentAt: '2026-01-15T09:00:01.000Z', action: 'received' };
+        const resource: DocumentResource = {
+          type: 'document',
+          documentType: 'lab_report',
+          serviceId: 'doc_1',
+          externalId: body.externalId,
+          patientServiceId: 'pat_new',
+          status: 'SENT',
+          sentAt: '2026-01-15T09:00:01.000Z',
+          action: 'received',
+        };
         return { httpStatus: 201, replayed: false, resource };
       },
       async getDocument() {
@@ -49,7 +64,16 @@ function documentFixture(f: ProcessorFixture) {
     },
   });
   const emrPatientId = f.emr.addEmrPatient({ name: 'Synthetic Patient', phone: PHONE, birthDate: '1970-01-01' });
-  f.emr.documents.push({ id: 'dr-1', version: '1', documentType: 'lab_report', label: 'HbA1c', filename: 'hba1c.pdf', content: { base64: PDF.toString('base64') }, patient: { id: emrPatientId, name: 'Synthetic Patient', phone: PHONE }, lastUpdated: '2026-01-15T09:00:00.000Z' });
+  f.emr.documents.push({
+    id: 'dr-1',
+    version: '1',
+    documentType: 'lab_report',
+    label: 'HbA1c',
+    filename: 'hba1c.pdf',
+    content: { base64: PDF.toString('base64') },
+    patient: { id: emrPatientId, name: 'Synthetic Patient', phone: PHONE },
+    lastUpdated: '2026-01-15T09:00:00.000Z',
+  });
   return { pusher, requests, answer, emrPatientId, alerts: () => log.lines().filter((l) => l.alert === true) };
 }
 

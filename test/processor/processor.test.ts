@@ -75,7 +75,9 @@ describe('processor', () => {
     };
     const a1 = f.store(appointmentEvent({ serviceId: 'apt_A', occurredAt: '2026-01-15T09:00:00.000Z' }));
     const b1 = f.store(appointmentEvent({ serviceId: 'apt_B' }));
-    const a2 = f.store(appointmentEvent({ serviceId: 'apt_A', eventType: 'appointment.cancelled', status: 'Cancelled', occurredAt: '2026-01-15T09:05:00.000Z' }));
+    const a2 = f.store(
+      appointmentEvent({ serviceId: 'apt_A', eventType: 'appointment.cancelled', status: 'Cancelled', occurredAt: '2026-01-15T09:05:00.000Z' }),
+    );
     await f.processor.runOnce();
     expect(f.state(a1)?.state).toBe('retrying');
     expect(f.state(b1)?.state).toBe('applied');
@@ -125,7 +127,9 @@ describe('processor', () => {
     const id = f.store(appointmentEvent());
     f.processor.depth();
     // A worker that claimed the event and died: the lease is held, nobody finishes it.
-    f.db.prepare("INSERT INTO processing (inbox_id, entity_key, state, attempts, lease_until) SELECT id, 'appointment:apt_1', 'pending', 1, ? FROM inbox_events").run(f.clock.now() + 30_000);
+    f.db
+      .prepare("INSERT INTO processing (inbox_id, entity_key, state, attempts, lease_until) SELECT id, 'appointment:apt_1', 'pending', 1, ? FROM inbox_events")
+      .run(f.clock.now() + 30_000);
     f.db.prepare('UPDATE processor_cursor SET last_inbox_id = (SELECT max(id) FROM inbox_events)').run();
     await f.processor.runOnce();
     expect(f.state(id)?.state).toBe('pending');
@@ -137,7 +141,9 @@ describe('processor', () => {
   it('takes over at once, when started, the events a process that died was holding', async () => {
     const f = processorFixture({ PROCESSOR_LEASE_MS: '30000', PROCESSOR_POLL_MS: '10' });
     const id = f.store(appointmentEvent());
-    f.db.prepare("INSERT INTO processing (inbox_id, entity_key, state, attempts, lease_until) SELECT id, 'appointment:apt_1', 'pending', 1, ? FROM inbox_events").run(f.clock.now() + 30_000);
+    f.db
+      .prepare("INSERT INTO processing (inbox_id, entity_key, state, attempts, lease_until) SELECT id, 'appointment:apt_1', 'pending', 1, ? FROM inbox_events")
+      .run(f.clock.now() + 30_000);
     f.db.prepare('UPDATE processor_cursor SET last_inbox_id = (SELECT max(id) FROM inbox_events)').run();
     f.processor.start();
     await waitFor(() => f.state(id)?.state === 'applied' || undefined);
@@ -146,7 +152,7 @@ describe('processor', () => {
     expect(f.logLines().some((l) => l.msg === 'took over events held by a process that stopped' && l.released === 1)).toBe(true);
   });
 
-  it("applies a newer snapshot of the patient to the existing record, and ignores an older one", async () => {
+  it('applies a newer snapshot of the patient to the existing record, and ignores an older one', async () => {
     const f = processorFixture();
     f.store(withPatient('2026-01-15T09:00:00.000Z', 'apt_1', 'First Name'));
     await f.processor.runOnce();
@@ -218,7 +224,14 @@ describe('processor', () => {
       eventType: 'document.delivered',
       occurredAt: '2026-01-15T10:00:00.000Z',
       clinicId: 'clinic_1',
-      document: { serviceId: 'doc_s1', externalId: 'dr-1', documentType: 'lab_report', patientServiceId: 'pat_1', status: 'SENT', sentAt: '2026-01-15T10:00:00.000Z' },
+      document: {
+        serviceId: 'doc_s1',
+        externalId: 'dr-1',
+        documentType: 'lab_report',
+        patientServiceId: 'pat_1',
+        status: 'SENT',
+        sentAt: '2026-01-15T10:00:00.000Z',
+      },
     });
     await f.processor.runOnce();
     expect(f.state(id)?.state).toBe('applied');

@@ -30,7 +30,8 @@ function run(args: string[]) {
 
 describe('pusher killed mid-send', () => {
   it('delivers no duplicate after a restart', async () => {
-    const clinicId = (await json<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, { timeZone: 'UTC', quietHours: { start: '00:00', end: '00:00' } })).body.clinicId;
+    const clinicId = (await json<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, { timeZone: 'UTC', quietHours: { start: '00:00', end: '00:00' } }))
+      .body.clinicId;
     const key = (await json<{ key: string }>('POST', `${sim.url}/_sim/keys`, { clinicId })).body.key;
     // The service does the work, then sits on its answer: the window in which the pusher dies.
     await json('POST', `${sim.url}/_sim/faults`, { integration: { delayMs: 5_000 } });

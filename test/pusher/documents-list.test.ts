@@ -34,13 +34,26 @@ function fixture() {
       },
     },
   });
-  const app = createApp({ logger: silentLogger(), metrics: createMetrics(), routers: [], adminRouters: [createPusherAdminRouter({ pusher, logger: silentLogger(), maxBodyBytes: parseConfig({}).adminMaxBodyBytes })], adminToken: TOKEN, readiness: [] });
+  const app = createApp({
+    logger: silentLogger(),
+    metrics: createMetrics(),
+    routers: [],
+    adminRouters: [createPusherAdminRouter({ pusher, logger: silentLogger(), maxBodyBytes: parseConfig({}).adminMaxBodyBytes })],
+    adminToken: TOKEN,
+    readiness: [],
+  });
   return {
     clock,
     pusher,
     /** Queues a document now, then moves the clock an hour on. */
     add(externalId: string, documentType: 'lab_report' | 'prescription' = 'lab_report') {
-      const request = { externalId, patientPhone: '+15550001111', patientName: 'Synthetic Patient', label: 'Blood count', file: { base64: PDF.toString('base64'), filename: 'r.pdf' } };
+      const request = {
+        externalId,
+        patientPhone: '+15550001111',
+        patientName: 'Synthetic Patient',
+        label: 'Blood count',
+        file: { base64: PDF.toString('base64'), filename: 'r.pdf' },
+      };
       const r = pusher.enqueue(documentType, request);
       if (!r.ok) throw new Error(r.reason);
       clock.advance(HOUR);

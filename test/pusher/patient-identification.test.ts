@@ -17,7 +17,16 @@ async function scanned(patient: EmrDocument['patient']) {
   const clock = createManualClock();
   const emr = createMemoryEmr();
   const outbox = createOutbox(db, clock);
-  emr.documents.push({ id: 'dr-1', version: '1', documentType: 'lab_report', label: 'CBC', filename: 'cbc.pdf', content: { base64: PDF.toString('base64') }, patient, lastUpdated: '2026-01-15T09:00:00.000Z' });
+  emr.documents.push({
+    id: 'dr-1',
+    version: '1',
+    documentType: 'lab_report',
+    label: 'CBC',
+    filename: 'cbc.pdf',
+    content: { base64: PDF.toString('base64') },
+    patient,
+    lastUpdated: '2026-01-15T09:00:00.000Z',
+  });
   await createScanner({ db, clock, logger: silentLogger(), emr, outbox }).scanOnce();
   const row = outbox.get('dr-1')!;
   return { state: row.state, code: row.error_code, request: row.request ? (JSON.parse(row.request) as Record<string, unknown>) : undefined };

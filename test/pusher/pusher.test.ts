@@ -52,7 +52,17 @@ function fixture(answers: Answer[] = []) {
 }
 
 function resource(o: Partial<DocumentResource> = {}): DocumentResource {
-  return { type: 'document', documentType: 'lab_report', serviceId: 'doc_1', externalId: 'lab-1', patientServiceId: 'pat_1', status: 'SENT', sentAt: '2026-01-15T10:00:00.000Z', action: 'received', ...o };
+  return {
+    type: 'document',
+    documentType: 'lab_report',
+    serviceId: 'doc_1',
+    externalId: 'lab-1',
+    patientServiceId: 'pat_1',
+    status: 'SENT',
+    sentAt: '2026-01-15T10:00:00.000Z',
+    action: 'received',
+    ...o,
+  };
 }
 
 const request = (o: Record<string, unknown> = {}) => ({
@@ -66,7 +76,11 @@ const request = (o: Record<string, unknown> = {}) => ({
 
 describe('checks before anything leaves', () => {
   it.each([
-    ['bytes that are not PDF, JPEG or PNG', { file: { base64: Buffer.from('GIF89a-not-allowed').toString('base64'), filename: 'x.pdf' } }, 'unsupported_file_type'],
+    [
+      'bytes that are not PDF, JPEG or PNG',
+      { file: { base64: Buffer.from('GIF89a-not-allowed').toString('base64'), filename: 'x.pdf' } },
+      'unsupported_file_type',
+    ],
     ['a file over 15 MB', { file: { base64: Buffer.alloc(15 * 1024 * 1024 + 1, 0x25).toString('base64'), filename: 'big.pdf' } }, 'file_too_large'],
     ['a URL that is not https', { file: { url: 'http://lab.example/r.pdf', filename: 'r.pdf' } }, 'file_url_rejected'],
     ['no filename', { file: { base64: PDF.toString('base64') } }, 'invalid_request'],
@@ -176,7 +190,14 @@ describe('a document that failed here', () => {
       eventType: 'document.delivered',
       occurredAt: '2026-01-15T12:00:00.000Z',
       clinicId: 'c',
-      document: { serviceId: 'doc_1', externalId: 'lab-1', documentType: 'lab_report', patientServiceId: 'pat_1', status: 'SENT', sentAt: '2026-01-15T10:00:05.000Z' },
+      document: {
+        serviceId: 'doc_1',
+        externalId: 'lab-1',
+        documentType: 'lab_report',
+        patientServiceId: 'pat_1',
+        status: 'SENT',
+        sentAt: '2026-01-15T10:00:05.000Z',
+      },
     });
     expect(f.row('lab-1')).toMatchObject({ state: 'SENT', sent_at: '2026-01-15T10:00:05.000Z', error_code: null, request: null });
   });
@@ -195,7 +216,10 @@ describe('final states', () => {
     const f = fixture();
     f.pusher.enqueue('lab_report', request());
     await f.pusher.runOnce();
-    f.pusher.outbox.recordOutcome('lab-1', { state: 'HELD', resource: resource({ status: 'HELD', sentAt: undefined, releaseAfter: '2026-01-16T08:00:00.000Z' }) });
+    f.pusher.outbox.recordOutcome('lab-1', {
+      state: 'HELD',
+      resource: resource({ status: 'HELD', sentAt: undefined, releaseAfter: '2026-01-16T08:00:00.000Z' }),
+    });
     f.pusher.outbox.retryAt('lab-1', f.clock.now() + 1000, 'service_unreachable', 'timeout');
     expect(f.row('lab-1')).toMatchObject({ state: 'SENT', sent_at: '2026-01-15T10:00:00.000Z', release_after: null, error_code: null });
   });
@@ -204,7 +228,14 @@ describe('final states', () => {
 describe('the admin routes', () => {
   it('send again a document that failed here, 409 for a final one, 404 for an unknown one', async () => {
     const f = fixture([new ServiceCallError({ code: 'unauthorized', message: 'bad key', retryable: false }, 401)]);
-    const app = createApp({ logger: silentLogger(), metrics: createMetrics(), routers: [], adminRouters: [createPusherAdminRouter({ pusher: f.pusher, logger: silentLogger(), maxBodyBytes: parseConfig({}).adminMaxBodyBytes })], adminToken: 'admin-token-for-tests-0001', readiness: [] });
+    const app = createApp({
+      logger: silentLogger(),
+      metrics: createMetrics(),
+      routers: [],
+      adminRouters: [createPusherAdminRouter({ pusher: f.pusher, logger: silentLogger(), maxBodyBytes: parseConfig({}).adminMaxBodyBytes })],
+      adminToken: 'admin-token-for-tests-0001',
+      readiness: [],
+    });
     const post = (path: string) => supertest(app.callback()).post(`/admin${path}`).set('authorization', 'Bearer admin-token-for-tests-0001');
     f.pusher.enqueue('lab_report', request());
     await f.pusher.runOnce();
@@ -224,8 +255,19 @@ describe('the admin routes', () => {
 describe('unknown fields in admin bodies', () => {
   it('answer 400 naming the field, and queue nothing', async () => {
     const f = fixture();
-    const app = createApp({ logger: silentLogger(), metrics: createMetrics(), routers: [], adminRouters: [createPusherAdminRouter({ pusher: f.pusher, logger: silentLogger(), maxBodyBytes: parseConfig({}).adminMaxBodyBytes })], adminToken: 'admin-token-for-tests-0001', readiness: [] });
-    const post = (body: unknown) => supertest(app.callback()).post('/admin/documents').set('authorization', 'Bearer admin-token-for-tests-0001').send(body as object);
+    const app = createApp({
+      logger: silentLogger(),
+      metrics: createMetrics(),
+      routers: [],
+      adminRouters: [createPusherAdminRouter({ pusher: f.pusher, logger: silentLogger(), maxBodyBytes: parseConfig({}).adminMaxBodyBytes })],
+      adminToken: 'admin-token-for-tests-0001',
+      readiness: [],
+    });
+    const post = (body: unknown) =>
+      supertest(app.callback())
+        .post('/admin/documents')
+        .set('authorization', 'Bearer admin-token-for-tests-0001')
+        .send(body as object);
     const top = await post({ documentType: 'lab_report', ...request(), patientPhon: '+15550001111' });
     expect(top.status).toBe(400);
     expect(top.body.error).toMatchObject({ code: 'invalid_request' });
@@ -254,7 +296,10 @@ describe('following HELD documents', () => {
     await f.pusher.runOnce();
     expect(f.row('p').state).toBe('HELD');
     // Both are due by then, asked in poll order: the prescription (still held), then the lab report.
-    f.setLookups([resource({ externalId: 'p', status: 'HELD', sentAt: undefined }), resource({ externalId: 'q', status: 'SENT', sentAt: '2026-01-15T12:00:00.000Z' })]);
+    f.setLookups([
+      resource({ externalId: 'p', status: 'HELD', sentAt: undefined }),
+      resource({ externalId: 'q', status: 'SENT', sentAt: '2026-01-15T12:00:00.000Z' }),
+    ]);
     f.clock.set(Date.parse('2026-01-15T12:00:01.000Z'));
     await f.pusher.runOnce();
     expect(f.row('q')).toMatchObject({ state: 'SENT', sent_at: '2026-01-15T12:00:00.000Z' });
@@ -281,9 +326,20 @@ describe('following HELD documents', () => {
 });
 
 describe('the EMR side', () => {
-  const emrDoc = (id: string) => ({ id, version: '1', documentType: 'lab_report' as const, label: 'CBC', filename: 'cbc.pdf', content: { base64: PDF.toString('base64') }, patient: { id: 'emr-patient-1', phone: '+15550001111', name: 'Synthetic' }, lastUpdated: '2026-01-15T09:00:00.000Z' });
-  const mapping = (f: ReturnType<typeof fixture>) => f.db.prepare("SELECT emr_id FROM emr_mappings WHERE entity_type = 'patient' AND service_id = 'pat_new'").pluck().get();
-  const queued = (f: ReturnType<typeof fixture>) => f.db.prepare("SELECT external_id FROM mapping_outbox WHERE entity_type = 'patient' AND service_id = 'pat_new'").pluck().get();
+  const emrDoc = (id: string) => ({
+    id,
+    version: '1',
+    documentType: 'lab_report' as const,
+    label: 'CBC',
+    filename: 'cbc.pdf',
+    content: { base64: PDF.toString('base64') },
+    patient: { id: 'emr-patient-1', phone: '+15550001111', name: 'Synthetic' },
+    lastUpdated: '2026-01-15T09:00:00.000Z',
+  });
+  const mapping = (f: ReturnType<typeof fixture>) =>
+    f.db.prepare("SELECT emr_id FROM emr_mappings WHERE entity_type = 'patient' AND service_id = 'pat_new'").pluck().get();
+  const queued = (f: ReturnType<typeof fixture>) =>
+    f.db.prepare("SELECT external_id FROM mapping_outbox WHERE entity_type = 'patient' AND service_id = 'pat_new'").pluck().get();
 
   it("links the service's new patient to the EMR patient at once, posts the link and marks the EMR record", async () => {
     const f = fixture([resource({ externalId: 'dr-1', patientServiceId: 'pat_new' })]);
@@ -313,8 +369,26 @@ describe('the EMR side', () => {
   it('scans EMR documents, sends them once, and writes each status back (retrying while the EMR is down)', async () => {
     const f = fixture([resource({ externalId: 'dr-1', status: 'HELD', releaseAfter: '2026-01-15T12:00:00.000Z', sentAt: undefined })]);
     f.emr.documents.push(
-      { id: 'dr-1', version: '1', documentType: 'lab_report', label: 'CBC', filename: 'cbc.pdf', content: { base64: PDF.toString('base64') }, patient: { id: 'p1', serviceId: 'pat_1', phone: '+15550001111', name: 'Synthetic' }, lastUpdated: '2026-01-15T09:00:00.000Z' },
-      { id: 'dr-2', version: '1', documentType: 'lab_report', label: 'Bad', filename: 'x.gif', content: { base64: Buffer.from('GIF89a-nope').toString('base64') }, patient: { id: 'p1' }, lastUpdated: '2026-01-15T09:00:01.000Z' },
+      {
+        id: 'dr-1',
+        version: '1',
+        documentType: 'lab_report',
+        label: 'CBC',
+        filename: 'cbc.pdf',
+        content: { base64: PDF.toString('base64') },
+        patient: { id: 'p1', serviceId: 'pat_1', phone: '+15550001111', name: 'Synthetic' },
+        lastUpdated: '2026-01-15T09:00:00.000Z',
+      },
+      {
+        id: 'dr-2',
+        version: '1',
+        documentType: 'lab_report',
+        label: 'Bad',
+        filename: 'x.gif',
+        content: { base64: Buffer.from('GIF89a-nope').toString('base64') },
+        patient: { id: 'p1' },
+        lastUpdated: '2026-01-15T09:00:01.000Z',
+      },
     );
     expect(await f.pusher.scanOnce()).toBe(2);
     expect(await f.pusher.scanOnce()).toBe(0);

@@ -18,7 +18,9 @@ afterAll(async () => {
 });
 
 async function startReceiver(): Promise<Child> {
-  const c = await startChild(['bin/run-ts.js', 'bench/support/receiver-process.ts', dbPath, '0'], { env: { SERVICE_KEY_ID: TEST_KEY_ID, SERVICE_SIGNING_SECRETS: TEST_SECRET } });
+  const c = await startChild(['bin/run-ts.js', 'bench/support/receiver-process.ts', dbPath, '0'], {
+    env: { SERVICE_KEY_ID: TEST_KEY_ID, SERVICE_SIGNING_SECRETS: TEST_SECRET },
+  });
   children.push(c);
   return c;
 }

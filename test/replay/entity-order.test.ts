@@ -16,7 +16,8 @@ const PATHS = [join(SAMPLES_DIR, 'events'), join(SAMPLES_DIR, 'cases')];
 /** The entity an event belongs to, read plainly from its body (not with the code under test). */
 function entityOf(body: Record<string, unknown> | undefined): string | undefined {
   const id = (k: string, f: string) => (body?.[k] as Record<string, unknown> | undefined)?.[f];
-  const key = id('appointment', 'serviceId') ?? (body?.eventType === 'patient.created' ? id('patient', 'serviceId') : undefined) ?? id('document', 'externalId');
+  const key =
+    id('appointment', 'serviceId') ?? (body?.eventType === 'patient.created' ? id('patient', 'serviceId') : undefined) ?? id('document', 'externalId');
   return typeof key === 'string' ? key : undefined;
 }
 
@@ -53,12 +54,15 @@ async function startStub() {
       open.set(entity, (open.get(entity) ?? 0) + 1);
       const first = !taken.has(entity);
       if (first) taken.set(entity, []);
-      setTimeout(() => {
-        taken.get(entity)!.push(String(req.headers['x-service-event-id']));
-        open.set(entity, open.get(entity)! - 1);
-        inFlight--;
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"duplicate":false}');
-      }, first ? 60 : 0);
+      setTimeout(
+        () => {
+          taken.get(entity)!.push(String(req.headers['x-service-event-id']));
+          open.set(entity, open.get(entity)! - 1);
+          inFlight--;
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"duplicate":false}');
+        },
+        first ? 60 : 0,
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -66,7 +70,11 @@ async function startStub() {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/service`,
     taken,
     stats: () => ({ maxInFlight, overlaps }),
-    close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 

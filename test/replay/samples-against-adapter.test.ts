@@ -36,7 +36,7 @@ describe('replay of samples/', () => {
     const lines: string[] = [];
     const paths = ['events', 'cases', 'documents'].map((d) => join(SAMPLES_DIR, d));
     const first = await replay(paths, lines);
-    expect(first.mismatches, lines.join("\n")).toBe(0);
+    expect(first.mismatches, lines.join('\n')).toBe(0);
     expect(first.rows.length).toBeGreaterThanOrEqual(20);
     expect(lines.some((l) => l.startsWith('progress:'))).toBe(true);
     const second = await replay(paths);
@@ -45,7 +45,15 @@ describe('replay of samples/', () => {
 
   it('reports a mismatch when an outcome differs from the expectation', async () => {
     const wrong = join(dir, 'wrong.json');
-    writeFileSync(wrong, JSON.stringify({ description: 'expects 200 from a bad signature', signature: 'invalid', expect: { http: 200 }, body: { eventId: '00000000-0000-4000-8000-000000000001', eventType: 'patient.created' } }));
+    writeFileSync(
+      wrong,
+      JSON.stringify({
+        description: 'expects 200 from a bad signature',
+        signature: 'invalid',
+        expect: { http: 200 },
+        body: { eventId: '00000000-0000-4000-8000-000000000001', eventType: 'patient.created' },
+      }),
+    );
     const result = await replay([wrong]);
     expect(result.mismatches).toBe(1);
     expect(result.rows[0]).toMatchObject({ expected: 'http 200', actual: 'http 401', ok: false });

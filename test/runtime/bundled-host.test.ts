@@ -9,7 +9,11 @@ import { startChild, type Child } from '../../bench/support/child.ts';
 import { waitFor } from '../support/wait.ts';
 import { startZeroConfigAdapter } from '../support/zero-config-adapter.ts';
 
-const answers = (url: string) => fetch(url).then((r) => r.status, () => 'refused' as const);
+const answers = (url: string) =>
+  fetch(url).then(
+    (r) => r.status,
+    () => 'refused' as const,
+  );
 const on = (url: string, host: string) => {
   const u = new URL(url);
   u.hostname = host;

@@ -49,7 +49,10 @@ async function threeFreePorts(): Promise<number> {
 const refusesConnections = (port: number) =>
   new Promise<boolean>((resolve) => {
     const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(false)));
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
     socket.once('error', () => resolve(true));
   });
 
@@ -57,13 +60,17 @@ type Ready = { status: number; body: { status: string; checks: Record<string, 'o
 const readyz = (url: string) => json('GET', `${url}/readyz`) as Promise<Ready>;
 
 describe('an adapter given its own EMR', () => {
-  it('starts no bundled FHIR server with zero configuration, and the service\'s events land in its EMR', async () => {
+  it("starts no bundled FHIR server with zero configuration, and the service's events land in its EMR", async () => {
     const dir = tempDir();
     // A past zero-configuration run left the bundled FHIR server's address here.
     writeFileSync(join(dir, 'bundled.json'), JSON.stringify({ fhirBaseUrl: 'http://127.0.0.1:1/stale' }));
     const port = await threeFreePorts();
     const emr = createMemoryEmr();
-    const adapter = await startAdapter({ config: parseConfig({ PORT: String(port), DATA_DIR: dir, PUSHER_SCAN_CRON: '0 0 1 1 *' }), logger: silentLogger(), emr });
+    const adapter = await startAdapter({
+      config: parseConfig({ PORT: String(port), DATA_DIR: dir, PUSHER_SCAN_CRON: '0 0 1 1 *' }),
+      logger: silentLogger(),
+      emr,
+    });
     cleanups.push(() => adapter.close());
 
     expect(adapter.url).toBe(`http://127.0.0.1:${port}`);
@@ -89,7 +96,10 @@ describe('an adapter given its own EMR', () => {
     cleanups.push(() => adapter.close());
     const advance = (seconds: number) => json('POST', `${adapter.serviceUrl}/_sim/clock/advance`, { seconds });
 
-    expect(await readyz(adapter.url)).toMatchObject({ status: 200, body: { status: 'ready', checks: { database: 'ok', workers: 'ok', emr: 'ok', service: 'ok' } } });
+    expect(await readyz(adapter.url)).toMatchObject({
+      status: 200,
+      body: { status: 'ready', checks: { database: 'ok', workers: 'ok', emr: 'ok', service: 'ok' } },
+    });
     const pings = emr.calls;
     // Probes within a few seconds (on the adapter's clock) reuse the last answer: the EMR is not asked again.
     for (let i = 0; i < 5; i++) await readyz(adapter.url);

@@ -32,7 +32,8 @@ async function appointmentApplied(adapter: RunningAdapter): Promise<void> {
 }
 
 /** The CLI as a second terminal next to `npm start` runs it: only the data folder. */
-const cli = (dir: string, args: string[]) => runCli(args, { DATA_DIR: dir, SERVICE_BASE_URL: '', ADMIN_TOKEN: '', SERVICE_KEY_ID: '', SERVICE_SIGNING_SECRETS: '' });
+const cli = (dir: string, args: string[]) =>
+  runCli(args, { DATA_DIR: dir, SERVICE_BASE_URL: '', ADMIN_TOKEN: '', SERVICE_KEY_ID: '', SERVICE_SIGNING_SECRETS: '' });
 
 describe('a secret rotation on the bundled simulator', () => {
   let running: Awaited<ReturnType<typeof startZeroConfigAdapter>>;

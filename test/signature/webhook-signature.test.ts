@@ -20,7 +20,7 @@ const OPENSSL_VECTOR = 'v1=01853755a75c8f3e6cb7bcc9c286bc1151420b487c0e921277dc5
 
 function openssl(secret: string, signed: Buffer): string {
   const out = execFileSync('openssl', ['dgst', '-sha256', '-hmac', secret], { input: signed }).toString();
-  return 'v1=' + out.trim().split(/\s+/).pop();
+  return `v1=${out.trim().split(/\s+/).pop()}`;
 }
 
 function input(overrides: Partial<VerifyInput> = {}): VerifyInput {

@@ -35,7 +35,12 @@ async function oneAtATimeReceiver(sim: Simulator, failFirst: number) {
     const [req, res] = next;
     setTimeout(() => {
       const attempt = Number(req.headers['x-service-delivery-attempt']);
-      handled.push({ eventId: String(req.headers['x-service-event-id']), attempt, signedAtMs: Number(req.headers['x-service-timestamp']) * 1000, simNowMs: sim.clock.now() });
+      handled.push({
+        eventId: String(req.headers['x-service-event-id']),
+        attempt,
+        signedAtMs: Number(req.headers['x-service-timestamp']) * 1000,
+        simNowMs: sim.clock.now(),
+      });
       res.writeHead(attempt <= failFirst ? 500 : 200).end();
       busy = false;
       takeNext();
@@ -59,7 +64,11 @@ async function oneAtATimeReceiver(sim: Simulator, failFirst: number) {
       takeUpTo = Infinity;
       takeNext();
     },
-    close: () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -97,7 +106,12 @@ describe('the simulator clock under advances', () => {
     const calls: Promise<unknown>[] = [];
     const burst = (async () => {
       for (let i = 0; i < 100; i++) {
-        calls.push(http().post('/_sim/clock/advance').send({ seconds: [7, 29, 121, 3600][i % 4] }).expect(200));
+        calls.push(
+          http()
+            .post('/_sim/clock/advance')
+            .send({ seconds: [7, 29, 121, 3600][i % 4] })
+            .expect(200),
+        );
         await new Promise((resolve) => setTimeout(resolve, 3));
       }
     })();
@@ -115,11 +129,15 @@ describe('the simulator clock under advances', () => {
     // events are through: 60 patients, 20 appointments with a patient made for each, and their cancellations
     // (each waits for its appointment's creation, then fails its own first attempts).
     const delivered = () => new Set(receiver.handled.filter((h) => h.attempt === 5).map((h) => h.eventId)).size;
-    await waitFor(async () => {
-      await http().post(`/_sim/subscriptions/${subscriptionId}/resume`).expect(200);
-      await Promise.all([http().post('/_sim/clock/advance').send({ seconds: 3600 }), http().post('/_sim/clock/advance').send({ seconds: 600 })]);
-      return delivered() === 120 || undefined;
-    }, 20_000, 0);
+    await waitFor(
+      async () => {
+        await http().post(`/_sim/subscriptions/${subscriptionId}/resume`).expect(200);
+        await Promise.all([http().post('/_sim/clock/advance').send({ seconds: 3600 }), http().post('/_sim/clock/advance').send({ seconds: 600 })]);
+        return delivered() === 120 || undefined;
+      },
+      20_000,
+      0,
+    );
     expect(new Set(receiver.handled.map((h) => h.eventId)).size).toBe(120);
     expect(((await http().get('/_sim/alerts')).body as { kind: string }[]).some((a) => a.kind === 'subscription_paused')).toBe(true);
     expectSignedWhenHandled(receiver.handled);

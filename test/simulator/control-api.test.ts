@@ -18,10 +18,16 @@ describe('control API bodies', () => {
   it('refuses a misspelt fault, naming it, and leaves the faults as they were', async () => {
     f = await simulatorFixture();
     await f.http().post('/_sim/faults').send({ duplicateDeliveries: true }).expect(200);
-    const top = await f.http().post('/_sim/faults').send({ integrationApi: { status: 503, count: 3 } });
+    const top = await f
+      .http()
+      .post('/_sim/faults')
+      .send({ integrationApi: { status: 503, count: 3 } });
     expect(top.status).toBe(400);
     expect(top.body.error).toMatchObject({ code: 'invalid_request', field: 'integrationApi' });
-    const nested = await f.http().post('/_sim/faults').send({ integration: { statusCode: 503 } });
+    const nested = await f
+      .http()
+      .post('/_sim/faults')
+      .send({ integration: { statusCode: 503 } });
     expect(nested.status).toBe(400);
     expect(nested.body.error).toMatchObject({ code: 'invalid_request', field: 'integration.statusCode' });
     expect((await f.http().get('/_sim/faults')).body).toEqual({ duplicateDeliveries: true });
@@ -31,10 +37,26 @@ describe('control API bodies', () => {
 
   it('accepts every body it documents, defaults included', async () => {
     f = await simulatorFixture();
-    await f.http().post('/_sim/faults').send({ duplicateDeliveries: false, outOfOrder: false, messaging: { slowMs: 0 }, integration: { delayMs: 0 }, rateLimitPerMinute: 600 }).expect(200);
-    await f.http().post('/_sim/clinics').send({ timeZone: 'Europe/Berlin', quietHours: { start: '21:00', end: '08:00' }, autoSend: { lab_report: true, prescription: false } }).expect(201);
-    const apt = await f.http().post('/_sim/appointments').send({ clinicId: f.clinicId, mode: 'Online', doctor: { name: 'Dr Who' }, payment: { type: 'Full' } }).expect(201);
-    await f.http().post(`/_sim/appointments/${apt.body.serviceId}/reschedule`).send({ startsAt: '2027-01-10T09:00:00Z', location: { name: 'Room 9' } }).expect(200);
+    await f
+      .http()
+      .post('/_sim/faults')
+      .send({ duplicateDeliveries: false, outOfOrder: false, messaging: { slowMs: 0 }, integration: { delayMs: 0 }, rateLimitPerMinute: 600 })
+      .expect(200);
+    await f
+      .http()
+      .post('/_sim/clinics')
+      .send({ timeZone: 'Europe/Berlin', quietHours: { start: '21:00', end: '08:00' }, autoSend: { lab_report: true, prescription: false } })
+      .expect(201);
+    const apt = await f
+      .http()
+      .post('/_sim/appointments')
+      .send({ clinicId: f.clinicId, mode: 'Online', doctor: { name: 'Dr Who' }, payment: { type: 'Full' } })
+      .expect(201);
+    await f
+      .http()
+      .post(`/_sim/appointments/${apt.body.serviceId}/reschedule`)
+      .send({ startsAt: '2027-01-10T09:00:00Z', location: { name: 'Room 9' } })
+      .expect(200);
     await f.http().post(`/_sim/appointments/${apt.body.serviceId}/complete`).expect(200);
     await f.http().post(`/_sim/subscriptions/${f.sub.id}/resume`).send({}).expect(200);
   });

@@ -7,7 +7,8 @@ type F = Awaited<ReturnType<typeof simulatorFixture>>;
 let f: F;
 afterEach(async () => f?.close());
 
-const messages = async (x: F) => (await x.http().get('/_sim/messages')).body as { phone: string; text: string; attachment: { name: string; sha256: string; size: number } }[];
+const messages = async (x: F) =>
+  (await x.http().get('/_sim/messages')).body as { phone: string; text: string; attachment: { name: string; sha256: string; size: number } }[];
 
 describe('documents', () => {
   it('SENT: auto-send on, outside quiet hours; one message with the label; document.delivered', async () => {
@@ -44,7 +45,10 @@ describe('documents', () => {
     const res = await f.api('post', 'lab-reports').send(f.labReport());
     expect(res.body.resource).toMatchObject({ status: 'HELD', releaseAfter: '2026-01-16T07:00:00.000Z' });
     expect(res.body.resource.statusReason).toMatch(/quiet hours/);
-    await f.http().post('/_sim/clock/advance').send({ seconds: 10 * 3600 });
+    await f
+      .http()
+      .post('/_sim/clock/advance')
+      .send({ seconds: 10 * 3600 });
     const found = await f.api('get', `documents/${res.body.resource.externalId}`);
     expect(found.body.resource).toMatchObject({ status: 'SENT', sentAt: '2026-01-16T07:00:00.000Z' });
     expect(await messages(f)).toHaveLength(1);
@@ -55,7 +59,10 @@ describe('documents', () => {
     const res = await f.api('post', 'lab-reports').send(f.labReport());
     expect(res.body.resource).toMatchObject({ status: 'HELD', releaseAfter: '2026-01-16T08:00:00.000Z' });
     const before = f.clock.offsetMs();
-    await f.http().post('/_sim/clock/advance').send({ seconds: 12 * 3600 });
+    await f
+      .http()
+      .post('/_sim/clock/advance')
+      .send({ seconds: 12 * 3600 });
     expect(f.clock.offsetMs() - before).toBe(12 * 3600_000);
     const found = await f.api('get', `documents/${res.body.resource.externalId}`);
     expect(found.body.resource).toMatchObject({ status: 'SENT', sentAt: '2026-01-16T08:00:00.000Z' });
@@ -79,7 +86,10 @@ describe('documents', () => {
 
   it('FAILED with statusReason when messaging fails; document.failed', async () => {
     f = await simulatorFixture();
-    await f.http().post('/_sim/faults').send({ messaging: { failReason: 'messaging account not reachable' } });
+    await f
+      .http()
+      .post('/_sim/faults')
+      .send({ messaging: { failReason: 'messaging account not reachable' } });
     const res = await f.api('post', 'lab-reports').send(f.labReport());
     expect(res.status).toBe(201);
     expect(res.body.resource).toMatchObject({ status: 'FAILED', statusReason: 'messaging account not reachable' });
@@ -113,8 +123,20 @@ describe('documents', () => {
   it.each([
     ['a missing label', { label: undefined }, 400, 'invalid_request', 'label'],
     ['no patient identification', { patientPhone: undefined, patientName: undefined }, 422, 'patient_unresolvable', undefined],
-    ['bytes that are not PDF, JPEG or PNG', { file: { base64: Buffer.from('GIF89a....').toString('base64'), filename: 'x.pdf' } }, 415, 'unsupported_file_type', 'file'],
-    ['a file over 15 MB', { file: { base64: Buffer.alloc(15 * 1024 * 1024 + 10, 0x25).toString('base64'), filename: 'big.pdf' } }, 413, 'file_too_large', 'file'],
+    [
+      'bytes that are not PDF, JPEG or PNG',
+      { file: { base64: Buffer.from('GIF89a....').toString('base64'), filename: 'x.pdf' } },
+      415,
+      'unsupported_file_type',
+      'file',
+    ],
+    [
+      'a file over 15 MB',
+      { file: { base64: Buffer.alloc(15 * 1024 * 1024 + 10, 0x25).toString('base64'), filename: 'big.pdf' } },
+      413,
+      'file_too_large',
+      'file',
+    ],
     ['a non-https file.url', { file: { url: 'http://127.0.0.1/report.pdf', filename: 'r.pdf' } }, 422, 'file_url_rejected', 'file'],
     ['an unreachable https file.url', { file: { url: 'https://127.0.0.1:9/report.pdf', filename: 'r.pdf' } }, 422, 'file_url_unreachable', 'file'],
   ])('refuses %s', async (_l, overrides, status, code, field) => {
@@ -151,7 +173,12 @@ describe('documents', () => {
     const apt = (await f.http().post('/_sim/appointments').send({ clinicId: f.clinicId })).body as { serviceId: string };
     const put = (id: string, externalId: string) => f.api('put', `mappings/appointment/${id}`).send({ externalId });
     expect((await put(apt.serviceId, 'fhir-1')).status).toBe(200);
-    expect((await put(apt.serviceId, 'fhir-1')).body.resource).toEqual({ type: 'mapping', entityType: 'appointment', serviceId: apt.serviceId, externalId: 'fhir-1' });
+    expect((await put(apt.serviceId, 'fhir-1')).body.resource).toEqual({
+      type: 'mapping',
+      entityType: 'appointment',
+      serviceId: apt.serviceId,
+      externalId: 'fhir-1',
+    });
     expect((await put(apt.serviceId, 'fhir-2')).body.error.code).toBe('mapping_conflict');
     expect((await put('apt_unknown', 'fhir-1')).status).toBe(404);
     expect((await f.api('put', `mappings/invoice/${apt.serviceId}`).send({ externalId: 'x' })).status).toBe(400);
@@ -163,12 +190,18 @@ describe('documents', () => {
 
   it('the 5xx and 429 faults answer the next requests, 429 with Retry-After', async () => {
     f = await simulatorFixture();
-    await f.http().post('/_sim/faults').send({ integration: { status: 429, count: 1, retryAfterSeconds: 7 } });
+    await f
+      .http()
+      .post('/_sim/faults')
+      .send({ integration: { status: 429, count: 1, retryAfterSeconds: 7 } });
     const limited = await f.api('post', 'lab-reports').send(f.labReport());
     expect(limited.status).toBe(429);
     expect(limited.headers['retry-after']).toBe('7');
     expect((await f.api('post', 'lab-reports').send(f.labReport())).status).toBe(201);
-    await f.http().post('/_sim/faults').send({ integration: { status: 503, count: 2 } });
+    await f
+      .http()
+      .post('/_sim/faults')
+      .send({ integration: { status: 503, count: 2 } });
     expect((await f.api('get', 'documents/x')).status).toBe(503);
     expect((await f.api('get', 'documents/x')).status).toBe(503);
     expect((await f.api('get', 'documents/x')).status).toBe(404);

@@ -21,7 +21,27 @@ let cert: string;
 const fetches: string[] = [];
 
 beforeAll(async () => {
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
   cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
   server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
     fetches.push(req.url ?? '');
@@ -46,7 +66,12 @@ describe('file.url', () => {
     await f.api('post', 'lab-reports').send(body);
     expect(fetches.filter((u) => u === '/report.pdf')).toHaveLength(1);
     const [m] = (await f.http().get('/_sim/messages')).body as { attachment: { sha256: string; size: number; mimeType: string } }[];
-    expect(m!.attachment).toEqual({ name: 'report.pdf', mimeType: 'application/pdf', size: PDF.length, sha256: createHash('sha256').update(PDF).digest('hex') });
+    expect(m!.attachment).toEqual({
+      name: 'report.pdf',
+      mimeType: 'application/pdf',
+      size: PDF.length,
+      sha256: createHash('sha256').update(PDF).digest('hex'),
+    });
     await f.close();
   });
 

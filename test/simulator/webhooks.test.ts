@@ -17,17 +17,30 @@ describe('webhook delivery', () => {
   it('sends valid snapshots with the seven headers, verifiable by the receiver', async () => {
     f = await simulatorFixture();
     const apt = await createAppointment(f);
-    for (const change of ['reschedule', 'payment', 'complete', 'no-show', 'cancel']) await f.http().post(`/_sim/appointments/${apt.serviceId}/${change}`).send({});
+    for (const change of ['reschedule', 'payment', 'complete', 'no-show', 'cancel'])
+      await f.http().post(`/_sim/appointments/${apt.serviceId}/${change}`).send({});
     await f.http().post('/_sim/patients').send({ clinicId: f.clinicId });
     await f.sim.runDue();
     const types = f.subscriber.received.map((r) => r.json.eventType);
-    expect(types).toEqual(expect.arrayContaining(['appointment.created', 'appointment.rescheduled', 'appointment.payment_updated', 'appointment.completed', 'appointment.no_show', 'appointment.cancelled', 'patient.created']));
+    expect(types).toEqual(
+      expect.arrayContaining([
+        'appointment.created',
+        'appointment.rescheduled',
+        'appointment.payment_updated',
+        'appointment.completed',
+        'appointment.no_show',
+        'appointment.cancelled',
+        'patient.created',
+      ]),
+    );
     for (const r of f.subscriber.received) {
       expect(webhookEventSchema.safeParse(r.json).success, String(r.json.eventType)).toBe(true);
       expect(r.headers['x-service-event-id']).toBe(r.json.eventId);
       expect(r.headers['x-service-event-type']).toBe(r.json.eventType);
       expect(r.headers['x-service-delivery-attempt']).toBe('1');
-      expect(() => verifyWebhook({ body: r.body, headers: r.headers, secrets: [f.sub.signingSecret], keyId: f.sub.keyId, toleranceSeconds: 300, nowMs: f.clock.now() })).not.toThrow();
+      expect(() =>
+        verifyWebhook({ body: r.body, headers: r.headers, secrets: [f.sub.signingSecret], keyId: f.sub.keyId, toleranceSeconds: 300, nowMs: f.clock.now() }),
+      ).not.toThrow();
     }
   });
 
@@ -68,12 +81,17 @@ describe('webhook delivery', () => {
     f = await simulatorFixture();
     const a = await createAppointment(f);
     const b = await createAppointment(f);
-    f.subscriber.setAnswer((r) => ((r.json.appointment as { serviceId?: string } | undefined)?.serviceId === a.serviceId && r.json.eventType === 'appointment.created' ? 500 : 200));
+    f.subscriber.setAnswer((r) =>
+      (r.json.appointment as { serviceId?: string } | undefined)?.serviceId === a.serviceId && r.json.eventType === 'appointment.created' ? 500 : 200,
+    );
     await f.http().post(`/_sim/appointments/${a.serviceId}/cancel`);
     await f.http().post(`/_sim/appointments/${b.serviceId}/cancel`);
     await f.sim.runDue();
-    const forA = () => f.subscriber.received.filter((r) => (r.json.appointment as { serviceId: string } | undefined)?.serviceId === a.serviceId).map((r) => r.json.eventType);
-    const forB = f.subscriber.received.filter((r) => (r.json.appointment as { serviceId: string } | undefined)?.serviceId === b.serviceId).map((r) => r.json.eventType);
+    const forA = () =>
+      f.subscriber.received.filter((r) => (r.json.appointment as { serviceId: string } | undefined)?.serviceId === a.serviceId).map((r) => r.json.eventType);
+    const forB = f.subscriber.received
+      .filter((r) => (r.json.appointment as { serviceId: string } | undefined)?.serviceId === b.serviceId)
+      .map((r) => r.json.eventType);
     expect(forA()).toEqual(['appointment.created']);
     expect(forB).toEqual(['appointment.created', 'appointment.cancelled']);
     f.subscriber.setAnswer(() => 200);
@@ -126,7 +144,10 @@ describe('webhook delivery', () => {
     f.subscriber.setAnswer(() => 503);
     const other = await startSubscriber();
     try {
-      await f.http().post('/_sim/subscriptions').send({ clinicId: f.clinicId, url: other.url, eventTypes: ['patient.created'] });
+      await f
+        .http()
+        .post('/_sim/subscriptions')
+        .send({ clinicId: f.clinicId, url: other.url, eventTypes: ['patient.created'] });
       for (let i = 0; i < 50; i++) await f.http().post('/_sim/patients').send({ clinicId: f.clinicId });
       await f.sim.runDue();
       expect((await f.http().get(`/_sim/subscriptions/${f.sub.id}`)).body).toMatchObject({ paused: true, queued: 50 });
@@ -153,11 +174,22 @@ describe('webhook delivery', () => {
     const r = f.subscriber.received[0]!;
     expect(String(r.headers['x-service-signature']).split(' ')).toHaveLength(2);
     for (const secret of [f.sub.signingSecret, rotated.signingSecret])
-      expect(() => verifyWebhook({ body: r.body, headers: r.headers, secrets: [secret], keyId: f.sub.keyId, toleranceSeconds: 300, nowMs: f.clock.now() })).not.toThrow();
+      expect(() =>
+        verifyWebhook({ body: r.body, headers: r.headers, secrets: [secret], keyId: f.sub.keyId, toleranceSeconds: 300, nowMs: f.clock.now() }),
+      ).not.toThrow();
     await f.http().post(`/_sim/subscriptions/${f.sub.id}/retire-secrets`);
     await f.http().post('/_sim/patients').send({ clinicId: f.clinicId });
     await f.sim.runDue();
-    expect(() => verifyWebhook({ body: f.subscriber.received[1]!.body, headers: f.subscriber.received[1]!.headers, secrets: [f.sub.signingSecret], keyId: f.sub.keyId, toleranceSeconds: 300, nowMs: f.clock.now() })).toThrow();
+    expect(() =>
+      verifyWebhook({
+        body: f.subscriber.received[1]!.body,
+        headers: f.subscriber.received[1]!.headers,
+        secrets: [f.sub.signingSecret],
+        keyId: f.sub.keyId,
+        toleranceSeconds: 300,
+        nowMs: f.clock.now(),
+      }),
+    ).toThrow();
   });
 
   it('duplicate-delivery fault sends every event twice', async () => {

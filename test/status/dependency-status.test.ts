@@ -10,7 +10,11 @@ function fixture() {
   const clock = createManualClock();
   const log = captureLogger('info');
   const status = createDependencyStatus({ clock, logger: log.logger });
-  const alerts = () => log.lines().filter((l) => l.alert === true).map((l) => l.msg);
+  const alerts = () =>
+    log
+      .lines()
+      .filter((l) => l.alert === true)
+      .map((l) => l.msg);
   const emr = (fail: { reads?: Error; writes?: Error }) =>
     observed(
       {
@@ -36,7 +40,11 @@ describe('dependency status', () => {
     const fail: { reads?: Error } = { reads: down() };
     const emr = f.emr(fail);
     for (let i = 0; i < 5; i++) await emr.read().catch(() => undefined);
-    expect(f.emrState()).toMatchObject({ ok: false, reason: 'emr_unavailable: no answer from the EMR (ECONNREFUSED)', since: new Date(f.clock.now()).toISOString() });
+    expect(f.emrState()).toMatchObject({
+      ok: false,
+      reason: 'emr_unavailable: no answer from the EMR (ECONNREFUSED)',
+      since: new Date(f.clock.now()).toISOString(),
+    });
     delete fail.reads;
     f.clock.advance(5_000);
     await emr.read();

@@ -57,7 +57,13 @@ describe('createReachability', () => {
       res.end('{}');
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    cleanups.push(() => new Promise<void>((r) => (server.close(() => r()), server.closeAllConnections())));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          server.close(() => r());
+          server.closeAllConnections();
+        }),
+    );
     return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   }
 

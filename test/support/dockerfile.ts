@@ -70,8 +70,7 @@ export function execForm(args: string): string[] {
   return trimmed.startsWith('[') ? (JSON.parse(trimmed) as string[]) : ['/bin/sh', '-c', trimmed];
 }
 
-export const all = (stage: Stage, keyword: string): string[] =>
-  stage.instructions.filter((i) => i.keyword === keyword).map((i) => i.args);
+export const all = (stage: Stage, keyword: string): string[] => stage.instructions.filter((i) => i.keyword === keyword).map((i) => i.args);
 export const lastOf = (stage: Stage, keyword: string): string | undefined => all(stage, keyword).at(-1);
 
 /** ENV of a stage: `K=V …` pairs, or the older `ENV K V`. Later ones win. */

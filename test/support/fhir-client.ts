@@ -54,7 +54,11 @@ export async function createFhirReader(baseUrl: string, server: () => RunningFhi
       const res = await request(`${baseUrl}/${path}`, {
         method,
         dispatcher,
-        headers: { authorization: `Bearer ${await token()}`, accept: 'application/fhir+json', ...(body === undefined ? {} : { 'content-type': 'application/fhir+json' }) },
+        headers: {
+          authorization: `Bearer ${await token()}`,
+          accept: 'application/fhir+json',
+          ...(body === undefined ? {} : { 'content-type': 'application/fhir+json' }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const text = await res.body.text();

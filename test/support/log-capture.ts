@@ -13,5 +13,13 @@ export function captureLogger(level = 'debug'): { logger: Logger; lines(): Recor
       },
     }),
   });
-  return { logger, lines: () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    logger,
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }

@@ -58,7 +58,9 @@ export function processorFixture(settings: Record<string, string> = {}): Process
     },
   });
   const insert = db.prepare('INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES (?, ?, ?, ?, ?)');
-  const state = db.prepare('SELECT p.state, p.attempts, p.last_error, p.next_attempt_at FROM processing p JOIN inbox_events e ON e.id = p.inbox_id WHERE e.event_id = ?');
+  const state = db.prepare(
+    'SELECT p.state, p.attempts, p.last_error, p.next_attempt_at FROM processing p JOIN inbox_events e ON e.id = p.inbox_id WHERE e.event_id = ?',
+  );
   return {
     db,
     clock,
@@ -73,7 +75,7 @@ export function processorFixture(settings: Record<string, string> = {}): Process
     logLines: lines,
     store(body, eventId) {
       const raw = typeof body === 'string' ? body : JSON.stringify(body);
-      const id = eventId ?? ((body as { eventId?: string }).eventId ?? randomUUID());
+      const id = eventId ?? (body as { eventId?: string }).eventId ?? randomUUID();
       insert.run(id, (body as { eventType?: string }).eventType ?? 'unknown', '{}', Buffer.from(raw), clock.now());
       return id;
     },
@@ -82,11 +84,19 @@ export function processorFixture(settings: Record<string, string> = {}): Process
 }
 
 /** An appointment event for one appointment; each override changes one thing. */
-export function appointmentEvent(o: { serviceId?: string; eventType?: string; occurredAt?: string; status?: string; externalIds?: boolean; startsAt?: string } = {}) {
+export function appointmentEvent(
+  o: { serviceId?: string; eventType?: string; occurredAt?: string; status?: string; externalIds?: boolean; startsAt?: string } = {},
+) {
   const base = appointmentEventBody({ eventType: o.eventType ?? 'appointment.created', occurredAt: o.occurredAt ?? '2026-01-15T09:00:00.000Z' });
   const sid = o.serviceId ?? 'apt_1';
   const ext = (id: string) => (o.externalIds ? `emr-${id}` : null);
-  base.appointment = { ...(base.appointment as object), serviceId: sid, externalId: ext(sid), ...(o.status ? { status: o.status } : {}), ...(o.startsAt ? { startsAt: o.startsAt } : {}) };
+  base.appointment = {
+    ...(base.appointment as object),
+    serviceId: sid,
+    externalId: ext(sid),
+    ...(o.status ? { status: o.status } : {}),
+    ...(o.startsAt ? { startsAt: o.startsAt } : {}),
+  };
   base.patient = { ...(base.patient as object), serviceId: `pat_${sid}`, externalId: ext(`pat_${sid}`) };
   base.doctor = { ...(base.doctor as object), externalId: ext('doc_1') };
   base.location = { ...(base.location as object), externalId: ext('loc_1') };

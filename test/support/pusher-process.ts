@@ -16,7 +16,13 @@ const db = openDatabase({ path: dbPath, migrationsDir: ADAPTER_MIGRATIONS });
 const serviceClient = createServiceClient({ baseUrl: serviceUrl, apiKey, timeoutMs: 10_000, clock: systemClock });
 const pusher = createPusher({ db, clock: systemClock, logger: silentLogger(), emr: createMemoryEmr(), serviceClient, config: parseConfig({}) });
 if (mode === 'send') {
-  pusher.enqueue('lab_report', { externalId, patientPhone: '+15550401234', patientName: 'Synthetic Patient', label: 'Crash test report', file: { base64: PDF.toString('base64'), filename: 'crash.pdf' } });
+  pusher.enqueue('lab_report', {
+    externalId,
+    patientPhone: '+15550401234',
+    patientName: 'Synthetic Patient',
+    label: 'Crash test report',
+    file: { base64: PDF.toString('base64'), filename: 'crash.pdf' },
+  });
   process.stdout.write('sending\n');
 }
 if (mode === 'resume') process.stdout.write(`recovered ${pusher.recover()}\n`);

@@ -8,18 +8,34 @@ import { startSubscriber } from './subscriber.ts';
 
 export const PDF = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
 
-export async function simulatorFixture(opts: { start?: string; clinic?: Record<string, unknown>; eventTypes?: string[]; trustedCa?: string; realTimePasses?: boolean } = {}) {
+export async function simulatorFixture(
+  opts: { start?: string; clinic?: Record<string, unknown>; eventTypes?: string[]; trustedCa?: string; realTimePasses?: boolean } = {},
+) {
   const manual = createManualClock(Date.parse(opts.start ?? '2026-01-15T12:00:00.000Z'));
   // realTimePasses: every reading is a millisecond later than the one before, as real time would be.
-  const base = opts.realTimePasses ? { now: () => (manual.advance(1), manual.now()) } : manual;
+  const base = opts.realTimePasses
+    ? {
+        now: () => {
+          manual.advance(1);
+          return manual.now();
+        },
+      }
+    : manual;
   const clock = createOffsetClock(base);
   const sim: Simulator = createSimulator({ clock, logger: silentLogger(), ...(opts.trustedCa ? { trustedCa: opts.trustedCa } : {}) });
   const http = () => request(sim.app.callback());
   const subscriber = await startSubscriber();
-  const clinic = (await http().post('/_sim/clinics').send(opts.clinic ?? {})).body as { clinicId: string };
+  const clinic = (
+    await http()
+      .post('/_sim/clinics')
+      .send(opts.clinic ?? {})
+  ).body as { clinicId: string };
   const key = (await http().post('/_sim/keys').send({ clinicId: clinic.clinicId })).body.key as string;
-  const sub = (await http().post('/_sim/subscriptions').send({ clinicId: clinic.clinicId, url: subscriber.url, ...(opts.eventTypes ? { eventTypes: opts.eventTypes } : {}) }))
-    .body as { id: string; keyId: string; signingSecret: string };
+  const sub = (
+    await http()
+      .post('/_sim/subscriptions')
+      .send({ clinicId: clinic.clinicId, url: subscriber.url, ...(opts.eventTypes ? { eventTypes: opts.eventTypes } : {}) })
+  ).body as { id: string; keyId: string; signingSecret: string };
   return {
     sim,
     http,

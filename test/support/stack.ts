@@ -30,7 +30,9 @@ export function freePort(): Promise<number> {
 /** JSON calls to the simulator, the adapter and the FHIR server. */
 export { json };
 
-export async function startStack(opts: { clinic?: Record<string, unknown>; eventTypes?: string[]; settings?: Record<string, string>; keyMode?: 'live' | 'sandbox'; logger?: Logger } = {}) {
+export async function startStack(
+  opts: { clinic?: Record<string, unknown>; eventTypes?: string[]; settings?: Record<string, string>; keyMode?: 'live' | 'sandbox'; logger?: Logger } = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-e2e-'));
   const sim = await startSimulatorServer({ logger: silentLogger() });
   const fhirFile = join(dir, 'fhir.jsonl');
@@ -45,7 +47,13 @@ export async function startStack(opts: { clinic?: Record<string, unknown>; event
   const port = await freePort();
   const clinicId = (await json<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, opts.clinic ?? {})).body.clinicId;
   const key = (await json<{ key: string }>('POST', `${sim.url}/_sim/keys`, { clinicId, mode: opts.keyMode ?? 'live' })).body.key;
-  const sub = (await json<{ id: string; keyId: string; signingSecret: string }>('POST', `${sim.url}/_sim/subscriptions`, { clinicId, url: `http://127.0.0.1:${port}/webhooks/service`, ...(opts.eventTypes ? { eventTypes: opts.eventTypes } : {}) })).body;
+  const sub = (
+    await json<{ id: string; keyId: string; signingSecret: string }>('POST', `${sim.url}/_sim/subscriptions`, {
+      clinicId,
+      url: `http://127.0.0.1:${port}/webhooks/service`,
+      ...(opts.eventTypes ? { eventTypes: opts.eventTypes } : {}),
+    })
+  ).body;
   const clock: Clock = { now: () => systemClock.now() + sim.simulator.clock.offsetMs() };
   const config = parseConfig({
     PORT: String(port),
@@ -81,10 +89,13 @@ export async function startStack(opts: { clinic?: Record<string, unknown>; event
     simPost: <T = Record<string, unknown>>(path: string, body: unknown = {}) => json<T>('POST', `${sim.url}${path}`, body),
     simGet: <T = unknown>(path: string) => json<T>('GET', `${sim.url}${path}`),
     /** Searches the FHIR server as a person at the hospital would, signed in as a client of its own. */
-    fhirSearch: async <T = Record<string, unknown>>(query: string) => ((await reader.call<{ entry?: { resource: T }[] }>('GET', query)).body.entry ?? []).map((e) => e.resource),
+    fhirSearch: async <T = Record<string, unknown>>(query: string) =>
+      ((await reader.call<{ entry?: { resource: T }[] }>('GET', query)).body.entry ?? []).map((e) => e.resource),
     /** Creates a resource in the EMR (a clerk's work), signed in likewise; answers the created resource. */
-    fhirCreate: async <T = { id: string }>(resource: { resourceType: string } & Record<string, unknown>) => (await reader.call<T>('POST', resource.resourceType, resource)).body,
-    admin: <T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown) => json<T>(method, `${adapter.url}/admin${path}`, body, { authorization: `Bearer ${ADMIN}` }),
+    fhirCreate: async <T = { id: string }>(resource: { resourceType: string } & Record<string, unknown>) =>
+      (await reader.call<T>('POST', resource.resourceType, resource)).body,
+    admin: <T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown) =>
+      json<T>(method, `${adapter.url}/admin${path}`, body, { authorization: `Bearer ${ADMIN}` }),
     async stopFhir() {
       await fhir?.close();
       fhir = undefined;

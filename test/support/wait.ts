@@ -9,8 +9,7 @@ export async function waitFor<T>(probe: () => T | undefined | Promise<T | undefi
     } catch (err) {
       lastError = err;
     }
-    if (performance.now() > deadline)
-      throw new Error(`condition not met within ${timeoutMs} ms${lastError ? `: ${(lastError as Error).message}` : ''}`);
+    if (performance.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${lastError ? `: ${(lastError as Error).message}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

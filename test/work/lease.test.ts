@@ -25,7 +25,10 @@ function fixture() {
 describe('the lease', () => {
   it('hands an item to one claim at a time, counting the attempt', () => {
     const f = fixture();
-    expect(f.claim(2, 1_000)).toEqual([{ id: 'a', attempts: 1 }, { id: 'b', attempts: 1 }]);
+    expect(f.claim(2, 1_000)).toEqual([
+      { id: 'a', attempts: 1 },
+      { id: 'b', attempts: 1 },
+    ]);
     expect(f.claim(5, 1_000)).toEqual([{ id: 'c', attempts: 1 }]);
     expect(f.claim(5, 1_000)).toEqual([]);
   });

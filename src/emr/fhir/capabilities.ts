@@ -45,7 +45,11 @@ export function createCapabilityCheck(http: FhirHttp, logger: Logger): Capabilit
       if (err instanceof EmrError && err.code === 'emr_unauthorized') return (await http.call('GET', 'metadata')).body;
       // A server that answers /metadata with 404 (or another refusal) is not a FHIR server at that address.
       if (err instanceof EmrError && err.code === 'emr_rejected')
-        throw new EmrError('emr_incompatible', `FHIR_BASE_URL/metadata answered ${err.httpStatus ?? 'a refusal'}: is FHIR_BASE_URL the FHIR base address?`, err.httpStatus);
+        throw new EmrError(
+          'emr_incompatible',
+          `FHIR_BASE_URL/metadata answered ${err.httpStatus ?? 'a refusal'}: is FHIR_BASE_URL the FHIR base address?`,
+          err.httpStatus,
+        );
       throw err;
     }
   }

@@ -45,14 +45,25 @@ async function readPractitionerPhone(http: FhirHttp, refs: (string | undefined)[
   return p.telecom?.find((t) => t.system === 'phone')?.value;
 }
 
-async function toEmrDocument(http: FhirHttp, s: DocumentSettings, doc: DocumentReference, patients: Map<string, Patient | undefined>): Promise<EmrDocument | undefined> {
+async function toEmrDocument(
+  http: FhirHttp,
+  s: DocumentSettings,
+  doc: DocumentReference,
+  patients: Map<string, Patient | undefined>,
+): Promise<EmrDocument | undefined> {
   const documentType = documentTypeOf(doc, s);
   const attachment = doc.content?.[0]?.attachment;
   if (!documentType || !attachment || !doc.id) return undefined;
   const patient = await readPatient(http, patients, doc.subject?.reference);
   const serviceId = patient?.identifier?.find((i) => i.system === s.identifierSystem)?.value;
   const name = patient?.name?.[0];
-  const doctorPhone = documentType === 'prescription' ? await readPractitionerPhone(http, (doc.author ?? []).map((a) => a.reference)) : undefined;
+  const doctorPhone =
+    documentType === 'prescription'
+      ? await readPractitionerPhone(
+          http,
+          (doc.author ?? []).map((a) => a.reference),
+        )
+      : undefined;
   return {
     id: doc.id,
     version: doc.meta?.versionId ?? '',

@@ -121,7 +121,8 @@ export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
     async fetchBytes(url) {
       const target = new URL(url, `${base}/`);
       // The token is the EMR's: it is never shown to, nor any byte read from, another origin.
-      if (target.origin !== origin) throw new EmrError('document_content_refused', "the document's attachment URL is on another origin than the FHIR server; it is not fetched");
+      if (target.origin !== origin)
+        throw new EmrError('document_content_refused', "the document's attachment URL is on another origin than the FHIR server; it is not fetched");
       const res = await exchange('GET', target.href, 'document content', { accept: '*/*' }, undefined, true);
       if (res.statusCode >= 400) {
         await res.body.dump();

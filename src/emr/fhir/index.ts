@@ -15,7 +15,16 @@ import type { FhirAuthSettings } from './auth/index.ts';
 import { createCapabilityCheck } from './capabilities.ts';
 import { listDocumentsChangedSince, recordDocumentOutcome } from './documents.ts';
 import { createFhirHttp, type FhirHttp } from './http.ts';
-import { appointmentResource, isKnownStatus, locationResource, mergePatient, patientResource, practitionerResource, serviceIdsOf, withServiceIdentifier } from './mapping.ts';
+import {
+  appointmentResource,
+  isKnownStatus,
+  locationResource,
+  mergePatient,
+  patientResource,
+  practitionerResource,
+  serviceIdsOf,
+  withServiceIdentifier,
+} from './mapping.ts';
 
 export interface FhirEmrOptions {
   baseUrl: string;
@@ -60,7 +69,7 @@ export function createFhirEmr(opts: FhirEmrOptions): FhirEmr {
 
   const differences = new Counter({
     name: 'emr_bridge_patient_snapshot_differences_total',
-    help: "Service patient snapshots that differ from a patient record the EMR owns (left as the EMR has it), by field.",
+    help: 'Service patient snapshots that differ from a patient record the EMR owns (left as the EMR has it), by field.',
     labelNames: ['field'] as const,
     registers: opts.metrics ? [opts.metrics.registry] : [],
   });
@@ -83,7 +92,10 @@ export function createFhirEmr(opts: FhirEmrOptions): FhirEmr {
     }
     const others = serviceIdsOf(record, system).filter((s) => s !== serviceId);
     if (others.length > 0) {
-      log.warn({ alert: true, otherServiceIds: others }, "the service's externalId for this patient names an EMR patient that stands for another service patient; a new one is claimed");
+      log.warn(
+        { alert: true, otherServiceIds: others },
+        "the service's externalId for this patient names an EMR patient that stands for another service patient; a new one is claimed",
+      );
       return undefined;
     }
     const linked = withServiceIdentifier(record, system, serviceId);
@@ -116,7 +128,10 @@ export function createFhirEmr(opts: FhirEmrOptions): FhirEmr {
       if (merged.next) await http.call('PUT', path, { ...merged.next, id });
       if (merged.differences.length > 0) {
         for (const field of merged.differences) differences.inc({ field });
-        opts.logger.info({ patientServiceId: p.serviceId, emrPatientId: id, fields: merged.differences }, "the service's snapshot differs from a patient the EMR owns; the EMR's record is kept");
+        opts.logger.info(
+          { patientServiceId: p.serviceId, emrPatientId: id, fields: merged.differences },
+          "the service's snapshot differs from a patient the EMR owns; the EMR's record is kept",
+        );
       }
       return { differences: merged.differences };
     },

@@ -37,12 +37,10 @@ export function patientResource(system: string, p: PatientInput): Patient {
 }
 
 /** Whether the adapter created this record (it carries the record-origin mark). */
-export const madeByAdapter = (p: Patient): boolean =>
-  (p.extension ?? []).some((e) => e.url === RECORD_ORIGIN.url && e.valueCode === RECORD_ORIGIN.valueCode);
+export const madeByAdapter = (p: Patient): boolean => (p.extension ?? []).some((e) => e.url === RECORD_ORIGIN.url && e.valueCode === RECORD_ORIGIN.valueCode);
 
 /** The service's ids a record carries under the identifier system. */
-export const serviceIdsOf = (p: Patient, system: string): string[] =>
-  (p.identifier ?? []).filter((i) => i.system === system && i.value).map((i) => i.value!);
+export const serviceIdsOf = (p: Patient, system: string): string[] => (p.identifier ?? []).filter((i) => i.system === system && i.value).map((i) => i.value!);
 
 const displayName = (p: Patient): string | undefined => {
   const n = p.name?.[0];

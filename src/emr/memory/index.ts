@@ -111,14 +111,16 @@ export function createMemoryEmr(): MemoryEmr {
     async listDocumentsChangedSince(watermark) {
       gate();
       const documents = emr.documents.filter((d) => watermark === undefined || d.lastUpdated >= watermark);
-      const newest = documents.reduce((m, d) => (d.lastUpdated > m ? d.lastUpdated : m), watermark ?? '');
+      // ISO 8601 times compare as strings: the newest is the last in sort order.
+      const newest = [watermark ?? '', ...documents.map((d) => d.lastUpdated)].sort().at(-1)!;
       return { documents, watermark: newest };
     },
     async readDocumentBytes(doc) {
       gate();
       if ('base64' in doc.content) return Buffer.from(doc.content.base64, 'base64');
       const url = new URL(doc.content.url, `${MEMORY_EMR_BASE_URL}/`);
-      if (url.origin !== new URL(MEMORY_EMR_BASE_URL).origin) throw new EmrError('document_content_refused', "the document's content is on another origin than the EMR; it is not read");
+      if (url.origin !== new URL(MEMORY_EMR_BASE_URL).origin)
+        throw new EmrError('document_content_refused', "the document's content is on another origin than the EMR; it is not read");
       const bytes = emr.contents.get(url.href);
       if (!bytes) throw refused(`content at ${url.pathname}`);
       return bytes;

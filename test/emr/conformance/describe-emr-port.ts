@@ -148,7 +148,15 @@ export function describeEmrPort(name: string, makeEmr: () => Promise<EmrHarness>
       const patient = await emr.ensurePatient({ serviceId: sid('pat'), name: 'Failure Patient', phone: phone() });
       const apt = await appointment();
       const { id: aptId } = await emr.ensureAppointment(apt);
-      const docId = await h.addDocument({ patientId: patient.id, documentType: 'lab_report', label: 'CBC', filename: 'cbc.pdf', mimeType: 'application/pdf', bytes: PDF, content: 'url' });
+      const docId = await h.addDocument({
+        patientId: patient.id,
+        documentType: 'lab_report',
+        label: 'CBC',
+        filename: 'cbc.pdf',
+        mimeType: 'application/pdf',
+        bytes: PDF,
+        content: 'url',
+      });
       const doc = (await emr.listDocumentsChangedSince(undefined)).documents.find((d) => d.id === docId)!;
       return (port) => [
         ['ping', () => port.ping()],
@@ -161,7 +169,10 @@ export function describeEmrPort(name: string, makeEmr: () => Promise<EmrHarness>
         ['updateAppointment', () => port.updateAppointment(aptId, { ...apt, status: 'Cancelled' })],
         ['listDocumentsChangedSince', () => port.listDocumentsChangedSince(undefined)],
         ['readDocumentBytes', () => port.readDocumentBytes(doc)],
-        ['recordDocumentOutcome', () => port.recordDocumentOutcome({ documentId: docId, documentType: 'lab_report', status: 'SENT', occurredAt: '2026-01-15T10:00:00.000Z' })],
+        [
+          'recordDocumentOutcome',
+          () => port.recordDocumentOutcome({ documentId: docId, documentType: 'lab_report', status: 'SENT', occurredAt: '2026-01-15T10:00:00.000Z' }),
+        ],
       ];
     }
 
@@ -217,7 +228,9 @@ export function describeEmrPort(name: string, makeEmr: () => Promise<EmrHarness>
         for (let k = 0; k < 3; k++) expect(new Set(first.filter((_, i) => i % 3 === k).map((r) => r.id)).size).toBe(shared.length);
         const again = await claimAll();
         expect(again).toEqual(first.map((r) => ({ id: r.id, created: false })));
-        for (const s of shared) for (const kind of ['patient', 'practitioner', 'location'] as const) expect({ kind, s, n: await h.countByServiceId(kind, s) }).toEqual({ kind, s, n: 1 });
+        for (const s of shared)
+          for (const kind of ['patient', 'practitioner', 'location'] as const)
+            expect({ kind, s, n: await h.countByServiceId(kind, s) }).toEqual({ kind, s, n: 1 });
 
         // Appointments over the same participants, claimed at once, then again.
         const [patientId, practitionerId, locationId] = first.slice(0, 3).map((r) => r.id) as [string, string, string];
@@ -264,7 +277,7 @@ export function describeEmrPort(name: string, makeEmr: () => Promise<EmrHarness>
         expect(held!.phones).toContain(newPhone);
       });
 
-      it("never changes a patient the EMR owns from a snapshot, and reports the fields that differ (never their values)", async () => {
+      it('never changes a patient the EMR owns from a snapshot, and reports the fields that differ (never their values)', async () => {
         const ownPhone = phone();
         const own = await h.addEmrPatient({ name: 'Owned By EMR', phone: ownPhone });
         const serviceId = sid('pat');
@@ -319,21 +332,56 @@ export function describeEmrPort(name: string, makeEmr: () => Promise<EmrHarness>
         const patientPhone = phone();
         const patient = await emr.ensurePatient({ serviceId, name: 'Document Patient', phone: patientPhone });
         const own = await h.addEmrPatient({ name: 'Unknown To Service', phone: phone() });
-        const lab = await h.addDocument({ patientId: patient.id, documentType: 'lab_report', label: 'Full blood count', filename: 'fbc.pdf', mimeType: 'application/pdf', bytes: PDF, content: 'inline' });
+        const lab = await h.addDocument({
+          patientId: patient.id,
+          documentType: 'lab_report',
+          label: 'Full blood count',
+          filename: 'fbc.pdf',
+          mimeType: 'application/pdf',
+          bytes: PDF,
+          content: 'inline',
+        });
         await new Promise((r) => setTimeout(r, 25));
-        const rx = await h.addDocument({ patientId: own, documentType: 'prescription', label: 'Amoxicillin', filename: 'rx.pdf', mimeType: 'application/pdf', bytes: PDF, content: 'url' });
+        const rx = await h.addDocument({
+          patientId: own,
+          documentType: 'prescription',
+          label: 'Amoxicillin',
+          filename: 'rx.pdf',
+          mimeType: 'application/pdf',
+          bytes: PDF,
+          content: 'url',
+        });
 
         const first = await emr.listDocumentsChangedSince(undefined);
         const byId = (docs: EmrDocument[], id: string) => docs.find((d) => d.id === id);
-        expect(byId(first.documents, lab)).toMatchObject({ documentType: 'lab_report', label: 'Full blood count', filename: 'fbc.pdf', mimeType: 'application/pdf', patient: { id: patient.id, serviceId, name: 'Document Patient', phone: patientPhone } });
+        expect(byId(first.documents, lab)).toMatchObject({
+          documentType: 'lab_report',
+          label: 'Full blood count',
+          filename: 'fbc.pdf',
+          mimeType: 'application/pdf',
+          patient: { id: patient.id, serviceId, name: 'Document Patient', phone: patientPhone },
+        });
         expect(byId(first.documents, lab)!.version).toBeTruthy();
         const listedRx = byId(first.documents, rx);
-        expect(listedRx).toMatchObject({ documentType: 'prescription', label: 'Amoxicillin', filename: 'rx.pdf', patient: { id: own, name: 'Unknown To Service' } });
+        expect(listedRx).toMatchObject({
+          documentType: 'prescription',
+          label: 'Amoxicillin',
+          filename: 'rx.pdf',
+          patient: { id: own, name: 'Unknown To Service' },
+        });
         expect(listedRx!.patient.serviceId).toBeUndefined();
         expect(typeof first.watermark).toBe('string');
 
         await new Promise((r) => setTimeout(r, 25));
-        const later = await h.addDocument({ patientId: patient.id, documentType: 'lab_report', label: 'HbA1c', filename: 'hba1c.pdf', mimeType: 'application/pdf', bytes: PDF, content: 'inline' });
+        const later = await h.addDocument({
+          patientId: patient.id,
+          documentType: 'lab_report',
+          label: 'HbA1c',
+          filename: 'hba1c.pdf',
+          mimeType: 'application/pdf',
+          bytes: PDF,
+          content: 'inline',
+        });
         const next = await emr.listDocumentsChangedSince(first.watermark);
         expect(byId(next.documents, later)).toMatchObject({ documentType: 'lab_report', label: 'HbA1c' });
         // Unchanged since the watermark (written well before it): not listed again.
@@ -342,8 +390,24 @@ export function describeEmrPort(name: string, makeEmr: () => Promise<EmrHarness>
 
       it("reads a document's bytes, inline or at a URL on the EMR, and refuses content on another origin", async () => {
         const patient = await emr.ensurePatient({ serviceId: sid('pat'), name: 'Bytes Patient', phone: phone() });
-        const inline = await h.addDocument({ patientId: patient.id, documentType: 'lab_report', label: 'Inline', filename: 'inline.pdf', mimeType: 'application/pdf', bytes: PDF, content: 'inline' });
-        const atUrl = await h.addDocument({ patientId: patient.id, documentType: 'lab_report', label: 'At a URL', filename: 'url.pdf', mimeType: 'application/pdf', bytes: PDF, content: 'url' });
+        const inline = await h.addDocument({
+          patientId: patient.id,
+          documentType: 'lab_report',
+          label: 'Inline',
+          filename: 'inline.pdf',
+          mimeType: 'application/pdf',
+          bytes: PDF,
+          content: 'inline',
+        });
+        const atUrl = await h.addDocument({
+          patientId: patient.id,
+          documentType: 'lab_report',
+          label: 'At a URL',
+          filename: 'url.pdf',
+          mimeType: 'application/pdf',
+          bytes: PDF,
+          content: 'url',
+        });
         const { documents } = await emr.listDocumentsChangedSince(undefined);
         for (const id of [inline, atUrl]) expect(Buffer.from(await emr.readDocumentBytes(documents.find((d) => d.id === id)!))).toEqual(Buffer.from(PDF));
         const elsewhere: EmrDocument = { ...documents.find((d) => d.id === atUrl)!, content: { url: 'https://elsewhere.invalid/Binary/1' } };
@@ -353,12 +417,32 @@ export function describeEmrPort(name: string, makeEmr: () => Promise<EmrHarness>
 
       it("records a document's outcome in one place, updated as it moves on; the same outcome again changes nothing", async () => {
         const patient = await emr.ensurePatient({ serviceId: sid('pat'), name: 'Outcome Patient', phone: phone() });
-        const documentId = await h.addDocument({ patientId: patient.id, documentType: 'lab_report', label: 'Outcome', filename: 'o.pdf', mimeType: 'application/pdf', bytes: PDF, content: 'inline' });
+        const documentId = await h.addDocument({
+          patientId: patient.id,
+          documentType: 'lab_report',
+          label: 'Outcome',
+          filename: 'o.pdf',
+          mimeType: 'application/pdf',
+          bytes: PDF,
+          content: 'inline',
+        });
         expect(await h.readOutcomes(documentId)).toEqual([]);
         const base = { documentId, documentType: 'lab_report' as const };
-        await emr.recordDocumentOutcome({ ...base, status: 'HELD', statusReason: 'quiet hours', releaseAfter: '2026-01-16T07:00:00.000Z', occurredAt: '2026-01-15T22:00:00.000Z' });
+        await emr.recordDocumentOutcome({
+          ...base,
+          status: 'HELD',
+          statusReason: 'quiet hours',
+          releaseAfter: '2026-01-16T07:00:00.000Z',
+          occurredAt: '2026-01-15T22:00:00.000Z',
+        });
         expect((await h.readOutcomes(documentId)).map((o) => o.status)).toEqual(['HELD']);
-        const sent: DocumentOutcome = { ...base, status: 'SENT', serviceId: 'svc_doc_1', sentAt: '2026-01-16T07:00:01.000Z', occurredAt: '2026-01-16T07:00:02.000Z' };
+        const sent: DocumentOutcome = {
+          ...base,
+          status: 'SENT',
+          serviceId: 'svc_doc_1',
+          sentAt: '2026-01-16T07:00:01.000Z',
+          occurredAt: '2026-01-16T07:00:02.000Z',
+        };
         await emr.recordDocumentOutcome(sent);
         const [once, ...rest] = await h.readOutcomes(documentId);
         expect(rest).toEqual([]);
@@ -383,7 +467,10 @@ export function describeEmrPort(name: string, makeEmr: () => Promise<EmrHarness>
 
       it('fails a call the EMR refuses with emr_rejected (not retryable, not an incident), and the next call works', async () => {
         const missing = `no-such-patient-${run}`;
-        for (const call of [() => emr.updatePatient(missing, { serviceId: sid('pat'), name: 'Nobody', phone: phone() }), () => emr.linkPatient(missing, sid('pat'))]) {
+        for (const call of [
+          () => emr.updatePatient(missing, { serviceId: sid('pat'), name: 'Nobody', phone: phone() }),
+          () => emr.linkPatient(missing, sid('pat')),
+        ]) {
           const err = await failure(call());
           expect({ code: err.code, retryable: err.retryable, incident: err.incident }).toEqual({ code: 'emr_rejected', retryable: false, incident: false });
         }

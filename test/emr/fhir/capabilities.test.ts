@@ -90,7 +90,11 @@ describe('the EMR check at start-up', () => {
     const adapter = await startAdapter({ config: adapterSettings(dir, `http://127.0.0.1:${port}`), logger: silentLogger() });
     cleanups.push(() => adapter.close());
     const status = async () =>
-      (await json<{ components: { name: string; ok: boolean; reason: string | null }[] }>('GET', `${adapter.url}/admin/status`, undefined, { authorization: 'Bearer capabilities-admin-token' })).body.components.find((c) => c.name === 'emr')!;
+      (
+        await json<{ components: { name: string; ok: boolean; reason: string | null }[] }>('GET', `${adapter.url}/admin/status`, undefined, {
+          authorization: 'Bearer capabilities-admin-token',
+        })
+      ).body.components.find((c) => c.name === 'emr')!;
     expect(await status()).toMatchObject({ ok: false, reason: expect.stringContaining('emr_unavailable') });
     expect((await fetch(`${adapter.url}/healthz`)).status).toBe(200);
 

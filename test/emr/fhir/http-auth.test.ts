@@ -169,7 +169,11 @@ describe('document contents', () => {
   const bytes = Buffer.from('%PDF-1.4\n% a synthetic document for the sign-in tests\n%%EOF\n');
 
   async function createBinary(http: FhirHttp, content: Buffer): Promise<string> {
-    const created = await http.call<{ id: string }>('POST', 'Binary', { resourceType: 'Binary', contentType: 'application/pdf', data: content.toString('base64') });
+    const created = await http.call<{ id: string }>('POST', 'Binary', {
+      resourceType: 'Binary',
+      contentType: 'application/pdf',
+      data: content.toString('base64'),
+    });
     return created.body.id;
   }
 

@@ -54,7 +54,12 @@ async function postForm(dispatcher: Dispatcher, url: string, form: Record<string
     });
     return { status: res.statusCode, text: await res.body.text() };
   } catch (cause) {
-    throw new EmrError('emr_unavailable', `no answer from the EMR's token endpoint (${(cause as { code?: string }).code ?? 'network error'})`, undefined, cause);
+    throw new EmrError(
+      'emr_unavailable',
+      `no answer from the EMR's token endpoint (${(cause as { code?: string }).code ?? 'network error'})`,
+      undefined,
+      cause,
+    );
   }
 }
 
@@ -90,7 +95,7 @@ export function createTokenSource(opts: TokenSourceOptions): TokenSource {
 
   async function discoverTokenUrl(): Promise<string> {
     if (tokenUrl) return tokenUrl;
-    let res;
+    let res: Dispatcher.ResponseData;
     try {
       res = await request(`${base}/.well-known/smart-configuration`, { dispatcher: opts.dispatcher, headers: { accept: 'application/json' } });
     } catch (cause) {

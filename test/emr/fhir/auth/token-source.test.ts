@@ -27,10 +27,7 @@ interface TestKey {
 }
 
 async function makeKey(type: 'ec' | 'rsa'): Promise<TestKey> {
-  const pair =
-    type === 'ec'
-      ? generateKeyPairSync('ec', { namedCurve: 'secp384r1' })
-      : generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const pair = type === 'ec' ? generateKeyPairSync('ec', { namedCurve: 'secp384r1' }) : generateKeyPairSync('rsa', { modulusLength: 2048 });
   const pem = pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const path = join(dir, `${type}-key.pem`);
   writeFileSync(path, pem, { mode: 0o600 });
@@ -63,7 +60,10 @@ async function setup(o: { key?: TestKey; registered?: TestKey; discover?: boolea
   const clock = createManualClock();
   const stub = await startTokenEndpoint({ clientId: CLIENT_ID, publicJwk: (o.registered ?? key).jwk, clock, lifetimeSeconds: LIFETIME_SECONDS });
   const dispatcher = new Agent();
-  cleanups.push(() => stub.close(), () => dispatcher.close());
+  cleanups.push(
+    () => stub.close(),
+    () => dispatcher.close(),
+  );
   const tokens = createTokenSource({
     fhirBaseUrl: stub.baseUrl,
     ...(o.discover ? {} : { tokenUrl: stub.tokenUrl }),

@@ -1,0 +1,141 @@
+// The parts the composition root (./adapter.ts) assembles, each built by one function from the settings:
+// the EMR port, the workers, the service side, and what the HTTP app serves. A fork changes a part here.
+import type { Clock } from '../clock.ts';
+import type { Db } from '../database/open.ts';
+import type { FhirAuthSettings } from '../emr/fhir/auth/index.ts';
+import { createJwksRouter } from '../emr/fhir/auth/jwks-router.ts';
+import { createFhirEmr } from '../emr/fhir/index.ts';
+import type { EmrPort } from '../emr/port.ts';
+import type { AppDeps } from '../http/app.ts';
+import type { Inbox } from '../inbox/inbox.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import { adminOpenApi } from '../openapi/admin.ts';
+import { createOpenApiRouter } from '../openapi/router.ts';
+import { createProcessor, createProcessorAdminRouter } from '../processor/index.ts';
+import { createDocumentEventSink, createPusher, createPusherAdminRouter } from '../pusher/index.ts';
+import { createReceiverRouter } from '../receiver/router.ts';
+import type { ServiceClient } from '../service-client/client.ts';
+import { createStatusAdminRouter } from '../status/admin-router.ts';
+import { observed, type DependencyStatus } from '../status/dependency-status.ts';
+import { cachedProbe, NEIGHBOUR_PROBE, type Reachability } from '../status/readiness-probes.ts';
+import { createIncidentGate } from '../work/incident-gate.ts';
+
+import type { StartAdapterOptions } from './adapter.ts';
+
+/** What has been started so far, stopped in reverse order when start-up fails half-way. */
+export function createUndoStack() {
+  const steps: (() => unknown)[] = [];
+  return {
+    push: (step: () => unknown) => void steps.push(step),
+    async unwind() {
+      for (const step of steps.splice(0).reverse()) await step();
+    },
+  };
+}
+
+/** The credentials the receiver and the service client read: in bundled mode they exist only once provisioned. */
+export interface Credentials {
+  keyId: string;
+  secrets: string[];
+  apiKey: string;
+  serviceUrl: string;
+}
+
+export function buildEmr(
+  opts: StartAdapterOptions,
+  fhirAuth: FhirAuthSettings,
+  fhirBaseUrl: string | undefined,
+  parts: { clock: Clock; status: DependencyStatus; metrics: Metrics },
+): EmrPort {
+  const { clock, status, metrics } = parts;
+  const { config, logger } = opts;
+  const emr =
+    opts.emr ??
+    createFhirEmr({
+      baseUrl: fhirBaseUrl!,
+      identifierSystem: config.fhir.identifierSystem,
+      timeoutMs: config.fhir.timeoutMs,
+      labReportTypeCodes: config.fhir.labReportTypeCodes,
+      prescriptionTypeCodes: config.fhir.prescriptionTypeCodes,
+      auth: fhirAuth,
+      maxContentBytes: config.fhir.maxContentBytes,
+      clock,
+      logger: logger.child({ component: 'emr' }),
+      metrics,
+    });
+  return observed(emr, 'emr', status);
+}
+
+export function buildWorkers(opts: StartAdapterOptions, parts: { db: Db; clock: Clock; emr: EmrPort; serviceClient: ServiceClient; metrics: Metrics }) {
+  const { config, logger } = opts;
+  const { db, clock, emr, serviceClient, metrics } = parts;
+  // One gate for the EMR: an incident seen by either worker makes both wait.
+  const emrGate = createIncidentGate(clock);
+  const documentEvents = createDocumentEventSink({ db, clock, logger: logger.child({ component: 'pusher' }), emr });
+  const processor = createProcessor({
+    db,
+    clock,
+    logger: logger.child({ component: 'processor' }),
+    emr,
+    serviceClient,
+    documentEvents,
+    config,
+    metrics,
+    emrGate,
+  });
+  const pusher = createPusher({ db, clock, logger: logger.child({ component: 'pusher' }), emr, serviceClient, config, metrics, emrGate });
+  return { processor, pusher };
+}
+
+export function appDependencies(
+  opts: StartAdapterOptions,
+  parts: {
+    inbox: Inbox;
+    db: Db;
+    clock: Clock;
+    metrics: Metrics;
+    status: DependencyStatus;
+    credentials: Credentials;
+    fhirAuth: FhirAuthSettings;
+    adminToken: string;
+    workers: ReturnType<typeof buildWorkers>;
+    workersRunning: () => boolean;
+    emr: EmrPort;
+    service: Reachability;
+  },
+): AppDeps {
+  const { config, logger } = opts;
+  const { inbox, db, clock, metrics, status, credentials, fhirAuth } = parts;
+  return {
+    logger,
+    metrics,
+    routers: [
+      createReceiverRouter({
+        inbox,
+        clock,
+        logger: logger.child({ component: 'receiver' }),
+        metrics,
+        keyId: () => credentials.keyId,
+        secrets: () => credentials.secrets,
+        toleranceSeconds: config.webhook.toleranceSeconds,
+        maxBodyBytes: config.webhook.maxBodyBytes,
+      }),
+      ...(fhirAuth.mode === 'smart' ? [createJwksRouter(fhirAuth.key.publicJwk)] : []),
+    ],
+    adminRouters: [
+      createStatusAdminRouter({ status, database: inbox }),
+      createProcessorAdminRouter({ db, clock, logger: logger.child({ component: 'admin' }) }),
+      createPusherAdminRouter({ logger: logger.child({ component: 'admin' }), pusher: parts.workers.pusher, maxBodyBytes: config.adminMaxBodyBytes }),
+    ],
+    adminSurfaceRouters: [createOpenApiRouter(adminOpenApi)],
+    adminToken: parts.adminToken,
+    readiness: [
+      { name: 'database', check: () => inbox.isWritable() },
+      { name: 'workers', check: parts.workersRunning },
+      // Reported, never deciding: while the EMR or the service is down the receiver must keep taking
+      // webhooks (the inbox is durable; the workers wait and retry). Probed at most every few seconds.
+      { name: 'emr', advisory: true, check: cachedProbe(() => parts.emr.ping(), { clock, ...NEIGHBOUR_PROBE }) },
+      { name: 'service', advisory: true, check: cachedProbe(() => parts.service.check(), { clock, ...NEIGHBOUR_PROBE }) },
+    ],
+  };
+}

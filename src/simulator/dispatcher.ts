@@ -34,78 +34,20 @@ export interface Dispatcher {
   queued(subscriptionId: string): number;
 }
 
-export function createDispatcher(deps: { db: Db; store: Store; clock: Clock; logger: Logger; faults: () => Faults; random?: () => number }): Dispatcher {
-  const { db, store, clock, logger } = deps;
+interface DispatcherDeps {
+  db: Db;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  faults: () => Faults;
+  random?: () => number;
+}
+
+export function createDispatcher(deps: DispatcherDeps): Dispatcher {
+  const { store, clock } = deps;
   const random = deps.random ?? Math.random;
-  const insert = db.prepare('INSERT INTO deliveries (subscription_id, event_id, event_type, order_key, body, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)');
-  // A paused subscription's queue waits for its resume: it is neither due nor next, so it cannot crowd out the
-  // other subscriptions' deliveries, nor stop a jump of the clock from firing theirs each on time.
-  const active = "subscription_id NOT IN (SELECT id FROM records WHERE kind = 'subscription' AND json_extract(data, '$.paused'))";
-  // Only the first queued delivery of an appointment can go; the ones behind it wait for it, whatever their time.
-  const canGo = `d.state = 'queued' AND d.${active}
-      AND d.id = (SELECT min(x.id) FROM deliveries x WHERE x.state = 'queued' AND x.subscription_id = d.subscription_id AND x.order_key = d.order_key)`;
-  const due = db.prepare(`
-    SELECT d.id, d.subscription_id, d.event_id, d.event_type, d.body, d.attempts FROM deliveries d
-    WHERE d.next_attempt_at <= ? AND ${canGo}
-    ORDER BY d.next_attempt_at, d.id LIMIT 256`);
-  const nextDue = db.prepare(`SELECT min(d.next_attempt_at) FROM deliveries d WHERE ${canGo}`).pluck();
-  const queued = db.prepare("SELECT count(*) FROM deliveries WHERE state = 'queued' AND subscription_id = ?").pluck();
-  const settle = db.prepare('UPDATE deliveries SET state = ?, attempts = ? WHERE id = ?');
-  const retry = db.prepare('UPDATE deliveries SET attempts = ?, next_attempt_at = ? WHERE id = ?');
-  const log = db.prepare('INSERT INTO delivery_log (subscription_id, event_id, event_type, attempt, status_code, error, at) VALUES (?, ?, ?, ?, ?, ?, ?)');
-  const alert = db.prepare('INSERT INTO alerts (kind, subscription_id, event_id, message, at) VALUES (?, ?, ?, ?, ?)');
+  const sql = prepareStatements(deps.db);
   const inFlight = new Set<number>();
-
-  async function attempt(row: DeliveryRow, sub: Subscription): Promise<void> {
-    const n = row.attempts + 1;
-    const body = Buffer.from(row.body);
-    let status: number | undefined;
-    let error: string | undefined;
-    try {
-      const res = await request(sub.url, {
-        method: 'POST',
-        headersTimeout: WEBHOOK_TIMEOUT_MS,
-        bodyTimeout: WEBHOOK_TIMEOUT_MS,
-        headers: signedWebhookHeaders({
-          keyId: sub.keyId,
-          secrets: sub.secrets,
-          timestamp: Math.floor(clock.now() / 1000),
-          body,
-          eventId: row.event_id,
-          eventType: row.event_type,
-          attempt: n,
-        }),
-        body,
-      });
-      status = res.statusCode;
-      await res.body.dump();
-    } catch (err) {
-      error = (err as { code?: string }).code ?? (err as Error).message;
-    }
-    const now = clock.now();
-    log.run(sub.id, row.event_id, row.event_type, n, status ?? null, error ?? null, now);
-    const fresh = store.get('subscription', sub.id)!;
-    if (status !== undefined && status >= 200 && status < 300) {
-      settle.run('delivered', n, row.id);
-      store.put('subscription', { ...fresh, consecutiveFailures: 0 });
-      return;
-    }
-    const failures = fresh.consecutiveFailures + 1;
-    const pause = !fresh.paused && failures >= PAUSE_AFTER_CONSECUTIVE_FAILURES;
-    store.put('subscription', { ...fresh, consecutiveFailures: failures, paused: fresh.paused || pause });
-    if (pause) {
-      alert.run('subscription_paused', sub.id, null, `paused after ${failures} consecutive failed attempts`, now);
-      logger.warn({ subscriptionId: sub.id }, 'subscription paused');
-    }
-    if (n >= MAX_DELIVERY_ATTEMPTS) {
-      settle.run('given_up', n, row.id);
-      alert.run('delivery_given_up', sub.id, row.event_id, `given up after ${n} attempts`, now);
-      logger.warn({ subscriptionId: sub.id, eventId: row.event_id }, 'delivery given up');
-    } else {
-      retry.run(n, now + RETRY_LADDER_SECONDS[n - 1]! * 1000, row.id);
-    }
-  }
-
   return {
     enqueue(event) {
       const faults = deps.faults();
@@ -114,23 +56,103 @@ export function createDispatcher(deps: { db: Db; store: Store; clock: Clock; log
         if (!sub.eventTypes.includes(event.eventType)) continue;
         for (let i = 0; i < copies; i++) {
           const delay = faults.outOfOrder ? Math.floor(random() * 2_000) : 0;
-          insert.run(sub.id, event.eventId, event.eventType, orderKeyOf(event), JSON.stringify(event), clock.now() + delay);
+          sql.insert.run(sub.id, event.eventId, event.eventType, orderKeyOf(event), JSON.stringify(event), clock.now() + delay);
         }
       }
     },
     async runDue() {
-      const rows = (due.all(clock.now()) as DeliveryRow[]).filter((r) => !inFlight.has(r.id));
+      const rows = (sql.due.all(clock.now()) as DeliveryRow[]).filter((r) => !inFlight.has(r.id));
       const work: Promise<void>[] = [];
       for (const row of rows) {
         const sub = store.get('subscription', row.subscription_id);
         if (!sub || sub.paused) continue;
         inFlight.add(row.id);
-        work.push(attempt(row, sub).finally(() => inFlight.delete(row.id)));
+        work.push(attempt(deps, sql, row, sub).finally(() => inFlight.delete(row.id)));
       }
       await Promise.all(work);
       return work.length;
     },
-    nextDueAt: () => (nextDue.get() as number | null) ?? undefined,
-    queued: (id) => queued.get(id) as number,
+    nextDueAt: () => (sql.nextDue.get() as number | null) ?? undefined,
+    queued: (id) => sql.queued.get(id) as number,
   };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
+function prepareStatements(db: Db) {
+  // A paused subscription's queue waits for its resume: it is neither due nor next, so it cannot crowd out the
+  // other subscriptions' deliveries, nor stop a jump of the clock from firing theirs each on time.
+  const active = "subscription_id NOT IN (SELECT id FROM records WHERE kind = 'subscription' AND json_extract(data, '$.paused'))";
+  // Only the first queued delivery of an appointment can go; the ones behind it wait for it, whatever their time.
+  const canGo = `d.state = 'queued' AND d.${active}
+      AND d.id = (SELECT min(x.id) FROM deliveries x WHERE x.state = 'queued' AND x.subscription_id = d.subscription_id AND x.order_key = d.order_key)`;
+  return {
+    insert: db.prepare('INSERT INTO deliveries (subscription_id, event_id, event_type, order_key, body, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)'),
+    due: db.prepare(`
+    SELECT d.id, d.subscription_id, d.event_id, d.event_type, d.body, d.attempts FROM deliveries d
+    WHERE d.next_attempt_at <= ? AND ${canGo}
+    ORDER BY d.next_attempt_at, d.id LIMIT 256`),
+    nextDue: db.prepare(`SELECT min(d.next_attempt_at) FROM deliveries d WHERE ${canGo}`).pluck(),
+    queued: db.prepare("SELECT count(*) FROM deliveries WHERE state = 'queued' AND subscription_id = ?").pluck(),
+    settle: db.prepare('UPDATE deliveries SET state = ?, attempts = ? WHERE id = ?'),
+    retry: db.prepare('UPDATE deliveries SET attempts = ?, next_attempt_at = ? WHERE id = ?'),
+    log: db.prepare('INSERT INTO delivery_log (subscription_id, event_id, event_type, attempt, status_code, error, at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    alert: db.prepare('INSERT INTO alerts (kind, subscription_id, event_id, message, at) VALUES (?, ?, ?, ?, ?)'),
+  };
+}
+
+/** One attempt at one delivery: sent, logged, and then settled, retried later or given up. */
+async function attempt(deps: DispatcherDeps, sql: Statements, row: DeliveryRow, sub: Subscription): Promise<void> {
+  const n = row.attempts + 1;
+  const { status, error } = await send(deps.clock, row, sub, n);
+  const now = deps.clock.now();
+  sql.log.run(sub.id, row.event_id, row.event_type, n, status ?? null, error ?? null, now);
+  const fresh = deps.store.get('subscription', sub.id)!;
+  if (status !== undefined && status >= 200 && status < 300) {
+    sql.settle.run('delivered', n, row.id);
+    deps.store.put('subscription', { ...fresh, consecutiveFailures: 0 });
+    return;
+  }
+  const failures = fresh.consecutiveFailures + 1;
+  const pause = !fresh.paused && failures >= PAUSE_AFTER_CONSECUTIVE_FAILURES;
+  deps.store.put('subscription', { ...fresh, consecutiveFailures: failures, paused: fresh.paused || pause });
+  if (pause) {
+    sql.alert.run('subscription_paused', sub.id, null, `paused after ${failures} consecutive failed attempts`, now);
+    deps.logger.warn({ subscriptionId: sub.id }, 'subscription paused');
+  }
+  if (n >= MAX_DELIVERY_ATTEMPTS) {
+    sql.settle.run('given_up', n, row.id);
+    sql.alert.run('delivery_given_up', sub.id, row.event_id, `given up after ${n} attempts`, now);
+    deps.logger.warn({ subscriptionId: sub.id, eventId: row.event_id }, 'delivery given up');
+  } else {
+    sql.retry.run(n, now + RETRY_LADDER_SECONDS[n - 1]! * 1000, row.id);
+  }
+}
+
+/** POSTs the delivery signed afresh: the answer's status, and the error's code if one came (reading the body may fail after the status). */
+async function send(clock: Clock, row: DeliveryRow, sub: Subscription, n: number): Promise<{ status?: number; error?: string }> {
+  const body = Buffer.from(row.body);
+  let status: number | undefined;
+  try {
+    const res = await request(sub.url, {
+      method: 'POST',
+      headersTimeout: WEBHOOK_TIMEOUT_MS,
+      bodyTimeout: WEBHOOK_TIMEOUT_MS,
+      headers: signedWebhookHeaders({
+        keyId: sub.keyId,
+        secrets: sub.secrets,
+        timestamp: Math.floor(clock.now() / 1000),
+        body,
+        eventId: row.event_id,
+        eventType: row.event_type,
+        attempt: n,
+      }),
+      body,
+    });
+    status = res.statusCode;
+    await res.body.dump();
+    return { status };
+  } catch (err) {
+    return { status, error: (err as { code?: string }).code ?? (err as Error).message };
+  }
 }

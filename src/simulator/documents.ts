@@ -31,99 +31,34 @@ export function messageText(label: string, documentType: SimDocument['documentTy
   return documentType === 'lab_report' ? `Your lab report is ready: ${label}` : `Your prescription: ${label}`;
 }
 
-export function createDocumentFlow(deps: {
+interface DocumentFlowDeps {
   db: Db;
   store: Store;
   clock: Clock;
   faults: () => Faults;
   emit: (event: ReturnType<typeof documentEvent>) => void;
-}): DocumentFlow {
-  const { db, store, clock } = deps;
-  const insertMessage = db.prepare(
-    'INSERT INTO messages (clinic_id, document_id, phone, text, attachment_name, mime_type, size, sha256, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  );
+}
 
-  function holdForQuietHours(doc: SimDocument, clinic: Clinic): SimDocument | undefined {
-    const until = quietUntil(clock.now(), clinic.timeZone, clinic.quietHours);
-    if (until === undefined) return undefined;
-    const { sentAt: _s, ...rest } = doc;
-    return {
-      ...rest,
-      status: 'HELD',
-      heldFor: 'quiet_hours',
-      statusReason: `quiet hours (${clinic.quietHours.start}-${clinic.quietHours.end} ${clinic.timeZone})`,
-      releaseAfter: toIso(until),
-    };
-  }
-
-  async function deliver(doc: SimDocument): Promise<SimDocument> {
-    const faults = deps.faults().messaging;
-    if (faults?.slowMs) await sleep(faults.slowMs);
-    const { releaseAfter: _r, heldFor: _h, statusReason: _sr, ...rest } = doc;
-    let result: SimDocument;
-    const patient = store.get('patient', doc.patientServiceId);
-    if (faults?.failReason || !patient?.phone) {
-      result = { ...rest, status: 'FAILED', statusReason: faults?.failReason ?? 'the patient has no messaging account' };
-    } else {
-      const file: StoredFile = doc.file;
-      insertMessage.run(
-        doc.clinicId,
-        doc.id,
-        patient.phone,
-        messageText(doc.label, doc.documentType),
-        file.name,
-        file.mimeType,
-        file.size,
-        file.sha256,
-        clock.now(),
-      );
-      result = { ...rest, status: 'SENT', sentAt: toIso(clock.now()) };
-    }
-    store.put('document', result);
-    deps.emit(documentEvent(result, clock.now()));
-    return result;
-  }
-
+export function createDocumentFlow(deps: DocumentFlowDeps): DocumentFlow {
+  const { store, clock } = deps;
+  const flow = flowOf(deps);
   return {
-    async decide(doc, sandbox) {
-      const clinic = store.get('clinic', doc.clinicId)!;
-      if (sandbox) {
-        const suppressed: SimDocument = { ...doc, status: 'SUPPRESSED' };
-        store.put('document', suppressed);
-        return suppressed;
-      }
-      if (!clinic.autoSend[doc.documentType]) {
-        const held: SimDocument = {
-          ...doc,
-          status: 'HELD',
-          heldFor: 'auto_send',
-          statusReason: `auto-send is off for ${TYPE_NAME[doc.documentType]}; a person at the clinic releases it`,
-        };
-        store.put('document', held);
-        return held;
-      }
-      const quiet = holdForQuietHours(doc, clinic);
-      if (quiet) {
-        store.put('document', quiet);
-        return quiet;
-      }
-      return deliver(doc);
-    },
+    decide: (doc, sandbox) => decide(flow, doc, sandbox),
     async release(serviceId) {
       const doc = store.get('document', serviceId);
       if (!doc) throw new AppError({ code: 'not_found', status: 404, message: 'no such document' });
       if (doc.status !== 'HELD') throw new ValidationError(`the document is ${doc.status}, not HELD`, undefined, 'not_held');
-      const quiet = holdForQuietHours(doc, store.get('clinic', doc.clinicId)!);
+      const quiet = holdForQuietHours(clock, doc, store.get('clinic', doc.clinicId)!);
       if (quiet) {
         store.put('document', quiet);
         return quiet;
       }
-      return deliver(doc);
+      return deliver(flow, doc);
     },
     async releaseDue() {
       const now = clock.now();
       const due = store.quietHolds().filter((d) => d.releaseAfter && Date.parse(d.releaseAfter) <= now);
-      for (const d of due) await deliver(d);
+      for (const d of due) await deliver(flow, d);
       return due.length;
     },
     nextReleaseAt() {
@@ -131,4 +66,83 @@ export function createDocumentFlow(deps: {
       return times.length ? Math.min(...times) : undefined;
     },
   };
+}
+
+/** What the flow's steps use: its dependencies and the message insert. */
+type Flow = ReturnType<typeof flowOf>;
+
+function flowOf(deps: DocumentFlowDeps) {
+  const insertMessage = deps.db.prepare(
+    'INSERT INTO messages (clinic_id, document_id, phone, text, attachment_name, mime_type, size, sha256, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  return { ...deps, insertMessage };
+}
+
+/** A newly stored document: SUPPRESSED (sandbox key), HELD (auto-send off, quiet hours), or delivered. */
+async function decide(flow: Flow, doc: SimDocument, sandbox: boolean): Promise<SimDocument> {
+  const clinic = flow.store.get('clinic', doc.clinicId)!;
+  if (sandbox) {
+    const suppressed: SimDocument = { ...doc, status: 'SUPPRESSED' };
+    flow.store.put('document', suppressed);
+    return suppressed;
+  }
+  if (!clinic.autoSend[doc.documentType]) {
+    const held: SimDocument = {
+      ...doc,
+      status: 'HELD',
+      heldFor: 'auto_send',
+      statusReason: `auto-send is off for ${TYPE_NAME[doc.documentType]}; a person at the clinic releases it`,
+    };
+    flow.store.put('document', held);
+    return held;
+  }
+  const quiet = holdForQuietHours(flow.clock, doc, clinic);
+  if (quiet) {
+    flow.store.put('document', quiet);
+    return quiet;
+  }
+  return deliver(flow, doc);
+}
+
+function holdForQuietHours(clock: Clock, doc: SimDocument, clinic: Clinic): SimDocument | undefined {
+  const until = quietUntil(clock.now(), clinic.timeZone, clinic.quietHours);
+  if (until === undefined) return undefined;
+  const { sentAt: _s, ...rest } = doc;
+  return {
+    ...rest,
+    status: 'HELD',
+    heldFor: 'quiet_hours',
+    statusReason: `quiet hours (${clinic.quietHours.start}-${clinic.quietHours.end} ${clinic.timeZone})`,
+    releaseAfter: toIso(until),
+  };
+}
+
+/** To the patient's messaging account: SENT with sentAt, or FAILED with statusReason; its event follows. */
+async function deliver(flow: Flow, doc: SimDocument): Promise<SimDocument> {
+  const { store, clock } = flow;
+  const faults = flow.faults().messaging;
+  if (faults?.slowMs) await sleep(faults.slowMs);
+  const { releaseAfter: _r, heldFor: _h, statusReason: _sr, ...rest } = doc;
+  let result: SimDocument;
+  const patient = store.get('patient', doc.patientServiceId);
+  if (faults?.failReason || !patient?.phone) {
+    result = { ...rest, status: 'FAILED', statusReason: faults?.failReason ?? 'the patient has no messaging account' };
+  } else {
+    const file: StoredFile = doc.file;
+    flow.insertMessage.run(
+      doc.clinicId,
+      doc.id,
+      patient.phone,
+      messageText(doc.label, doc.documentType),
+      file.name,
+      file.mimeType,
+      file.size,
+      file.sha256,
+      clock.now(),
+    );
+    result = { ...rest, status: 'SENT', sentAt: toIso(clock.now()) };
+  }
+  store.put('document', result);
+  flow.emit(documentEvent(result, clock.now()));
+  return result;
 }

@@ -3,6 +3,7 @@
 // the webhook dispatcher, the document flow and the faults. runDue() fires what is due now; advance()
 // moves the clock and fires everything that falls due on the way, each at its own simulated time; the two
 // take turns, so the clock never moves while an attempt is in flight.
+import type Router from '@koa/router';
 import Koa from 'koa';
 import { createOffsetClock, type OffsetClock } from '../clock.ts';
 import { openDatabase, type Db } from '../database/open.ts';
@@ -17,7 +18,7 @@ import { createDocumentFlow, type DocumentFlow } from './documents.ts';
 import { patientCreatedEvent } from './events.ts';
 import type { Faults } from './faults.ts';
 import { createFileFetcher } from './files.ts';
-import { createIntegrationRouter } from './integration-api.ts';
+import { createIntegrationRouter, type IntegrationDeps } from './integration-api.ts';
 import { createStore, type Store } from './store.ts';
 
 export interface SimulatorOptions {
@@ -55,56 +56,18 @@ export type SecretsListener = (subscriptionId: string, secrets: readonly string[
 export function createSimulator(opts: SimulatorOptions): Simulator {
   const db = openDatabase({ path: opts.dbPath ?? ':memory:', migrationsDir: SIMULATOR_MIGRATIONS });
   const store = createStore(db);
-  const saved = Number(store.meta('clock_offset_ms') ?? 0);
-  const clock = opts.clock ?? createOffsetClock(undefined, saved);
+  const clock = opts.clock ?? createOffsetClock(undefined, Number(store.meta('clock_offset_ms') ?? 0));
   const logger = opts.logger;
-  let faults: Faults = {};
+  const faults = createFaultSwitch();
   const files = createFileFetcher(opts.trustedCa);
-  const dispatcher = createDispatcher({ db, store, clock, logger, faults: () => faults });
+  const dispatcher = createDispatcher({ db, store, clock, logger, faults: faults.get });
   const emit = (event: Parameters<Dispatcher['enqueue']>[0]) => dispatcher.enqueue(event);
-  const documents = createDocumentFlow({ db, store, clock, faults: () => faults, emit });
-
-  // Passes and moves of the clock take turns. An attempt is signed when its pass makes it and is received
-  // after; were the clock moved in between, the receiver would see a stale timestamp. Which attempts are in
-  // flight cannot be read from the queue (a subscription that pauses mid-pass hides its rows), so the clock
-  // only ever moves between passes, never during one.
-  let turn: Promise<unknown> = Promise.resolve();
-  function exclusively<T>(work: () => Promise<T>): Promise<T> {
-    const mine = turn.then(work);
-    turn = mine.catch(() => undefined);
-    return mine;
-  }
-
-  async function pass(): Promise<void> {
-    await documents.releaseDue();
-    while ((await dispatcher.runDue()) > 0) {
-      // Deliveries freed by a success (the next of an appointment) go out in the same pass.
-    }
-  }
-
-  // The clock stands still while what falls due on the way fires, each at its own simulated time, and the
-  // offset grows by exactly `ms` however long the firing takes. Runs as one turn: nothing else fires meanwhile.
-  async function moveClock(ms: number): Promise<void> {
-    const nextDue = () => Math.min(dispatcher.nextDueAt() ?? Infinity, documents.nextReleaseAt() ?? Infinity);
-    clock.hold();
-    try {
-      const target = clock.now() + ms;
-      for (let next = nextDue(); next <= target; next = nextDue()) {
-        if (next > clock.now()) clock.advance(next - clock.now());
-        await pass();
-        // Still due now: an event that came in during the pass. It goes with the final pass; looping could spin.
-        if (nextDue() <= clock.now()) break;
-      }
-      if (target > clock.now()) clock.advance(target - clock.now());
-    } finally {
-      clock.release();
-    }
-    store.setMeta('clock_offset_ms', String(clock.offsetMs()));
-    await pass();
-  }
-
-  const runDue = () => exclusively(pass);
+  const documents = createDocumentFlow({ db, store, clock, faults: faults.get, emit });
+  const turns = createTurns();
+  const pass = () => firePass(dispatcher, documents);
+  const runDue = () => turns.exclusively(pass);
   const secretsListeners: SecretsListener[] = [];
+  let timer: NodeJS.Timeout | undefined;
 
   const sim: Simulator = {
     app: new Koa(),
@@ -115,49 +78,116 @@ export function createSimulator(opts: SimulatorOptions): Simulator {
     documents,
     emit,
     runDue,
-    advance: (ms) => exclusively(() => moveClock(ms)),
-    getFaults: () => faults,
-    setFaults(f) {
-      faults = f;
-    },
+    advance: (ms) => turns.exclusively(() => moveClock({ clock, store, dispatcher, documents }, ms, pass)),
+    getFaults: faults.get,
+    setFaults: faults.set,
     onSecretsChanged: (listener) => void secretsListeners.push(listener),
     secretsChanged(subscriptionId, secrets) {
       for (const listener of secretsListeners) listener(subscriptionId, [...secrets]);
     },
     start() {
-      const every = opts.dispatchIntervalMs ?? 50;
       timer = setInterval(() => {
         runDue().catch((err: unknown) => logger.error({ err: (err as Error).message }, 'simulator pass failed'));
-      }, every);
+      }, opts.dispatchIntervalMs ?? 50);
     },
     async stop() {
       if (timer) clearInterval(timer);
-      await turn;
+      await turns.current();
       await files.close();
       db.close();
     },
   };
-  let timer: NodeJS.Timeout | undefined;
+  const integration = createIntegrationRouter(integrationDeps(sim, files, faults));
+  mountRoutes(sim, logger, [integration, createControlRouter(sim, db), createOpenApiRouter(simulatorOpenApi)]);
+  return sim;
+}
 
-  const integration = createIntegrationRouter({
-    store,
-    clock,
-    documents,
-    files,
-    faults: () => faults,
-    consumeIntegrationFault() {
+type FaultSwitch = ReturnType<typeof createFaultSwitch>;
+
+/** The faults switched on; an integration error fault answers `count` requests, then switches itself off. */
+function createFaultSwitch() {
+  let faults: Faults = {};
+  return {
+    get: (): Faults => faults,
+    set(f: Faults): void {
+      faults = f;
+    },
+    consumeIntegrationFault(): void {
       const f = faults.integration;
       if (!f) return;
       if (f.count <= 1) faults = { ...faults, integration: { ...f, status: undefined, count: 0 } };
       else faults = { ...faults, integration: { ...f, count: f.count - 1 } };
     },
-    onPatientCreated: (p) => emit(patientCreatedEvent(p, clock.now())),
-  });
+  };
+}
+
+/**
+ * Passes and moves of the clock take turns. An attempt is signed when its pass makes it and is received
+ * after; were the clock moved in between, the receiver would see a stale timestamp. Which attempts are in
+ * flight cannot be read from the queue (a subscription that pauses mid-pass hides its rows), so the clock
+ * only ever moves between passes, never during one.
+ */
+function createTurns() {
+  let turn: Promise<unknown> = Promise.resolve();
+  return {
+    exclusively<T>(work: () => Promise<T>): Promise<T> {
+      const mine = turn.then(work);
+      turn = mine.catch(() => undefined);
+      return mine;
+    },
+    /** The last turn taken, settled either way. */
+    current: () => turn,
+  };
+}
+
+/** Releases the quiet-hours holds that are due and makes every delivery attempt that is due. */
+async function firePass(dispatcher: Dispatcher, documents: DocumentFlow): Promise<void> {
+  await documents.releaseDue();
+  while ((await dispatcher.runDue()) > 0) {
+    // Deliveries freed by a success (the next of an appointment) go out in the same pass.
+  }
+}
+
+/**
+ * The clock stands still while what falls due on the way fires, each at its own simulated time, and the
+ * offset grows by exactly `ms` however long the firing takes. Runs as one turn: nothing else fires meanwhile.
+ */
+async function moveClock(
+  { clock, store, dispatcher, documents }: Pick<Simulator, 'clock' | 'store' | 'dispatcher' | 'documents'>,
+  ms: number,
+  pass: () => Promise<void>,
+): Promise<void> {
+  const nextDue = () => Math.min(dispatcher.nextDueAt() ?? Infinity, documents.nextReleaseAt() ?? Infinity);
+  clock.hold();
+  try {
+    const target = clock.now() + ms;
+    for (let next = nextDue(); next <= target; next = nextDue()) {
+      if (next > clock.now()) clock.advance(next - clock.now());
+      await pass();
+      // Still due now: an event that came in during the pass. It goes with the final pass; looping could spin.
+      if (nextDue() <= clock.now()) break;
+    }
+    if (target > clock.now()) clock.advance(target - clock.now());
+  } finally {
+    clock.release();
+  }
+  store.setMeta('clock_offset_ms', String(clock.offsetMs()));
+  await pass();
+}
+
+function integrationDeps(sim: Simulator, files: ReturnType<typeof createFileFetcher>, faults: FaultSwitch): IntegrationDeps {
+  return {
+    store: sim.store,
+    clock: sim.clock,
+    documents: sim.documents,
+    files,
+    faults: faults.get,
+    consumeIntegrationFault: faults.consumeIntegrationFault,
+    onPatientCreated: (p) => sim.emit(patientCreatedEvent(p, sim.clock.now())),
+  };
+}
+
+function mountRoutes(sim: Simulator, logger: Logger, routers: Router[]): void {
   sim.app.use(errorMiddleware(logger));
-  sim.app.use(integration.routes()).use(integration.allowedMethods());
-  const control = createControlRouter(sim, db);
-  sim.app.use(control.routes()).use(control.allowedMethods());
-  const openApi = createOpenApiRouter(simulatorOpenApi);
-  sim.app.use(openApi.routes()).use(openApi.allowedMethods());
-  return sim;
+  for (const router of routers) sim.app.use(router.routes()).use(router.allowedMethods());
 }

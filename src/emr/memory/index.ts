@@ -3,7 +3,7 @@
 // never to the EMR's own, outcomes kept per document, failures as the port's EmrError classes): for unit
 // tests, benchmarks against "an in-process EMR", and as the smallest example of what a fork for another EMR
 // implements. It passes the port's conformance suite (test/emr/memory-conformance.test.ts).
-import type { AppointmentInput, DocumentOutcome, EmrDocument, EmrPort, EmrRecord, PatientClaim, PatientField, PatientInput } from '../port.ts';
+import type { AppointmentInput, DocumentOutcome, EmrDocument, EmrPort, EmrRecord, PatientField, PatientInput } from '../port.ts';
 import { EmrError } from '../errors.ts';
 
 type Kind = 'patient' | 'practitioner' | 'location' | 'appointment';
@@ -42,25 +42,15 @@ export interface MemoryEmr extends EmrPort {
   calls: number;
 }
 
-export function createMemoryEmr(): MemoryEmr {
-  let next = 1;
-  const records: MemoryEmr['records'] = { patient: new Map(), practitioner: new Map(), location: new Map(), appointment: new Map() };
-  const byId = new Map<string, AppointmentInput>();
-  const emrPatients = new Map<string, MemoryRecord>();
-  /** A patient record by its EMR id: one the adapter claimed, one the EMR made, or the patient a document is for. */
-  const patientById = (id: string): MemoryRecord | undefined => {
-    const known = [...records.patient.values()].find((r) => r.id === id) ?? emrPatients.get(id);
-    if (known) return known;
-    const subject = emr.documents.find((d) => d.patient.id === id)?.patient;
-    if (!subject) return undefined;
-    const record: MemoryRecord = { id, data: { name: subject.name, phone: subject.phone }, origin: 'emr' };
-    emrPatients.set(id, record);
-    return record;
-  };
-  const refused = (what: string) => new EmrError('emr_rejected', `the in-memory EMR has no ${what}`, 404);
+/** The fields a test reads and sets; the operations read them live. */
+type MemoryState = Pick<MemoryEmr, 'records' | 'outcomes' | 'documents' | 'contents' | 'down' | 'refusing' | 'failWith' | 'calls' | 'differences'>;
 
-  const emr: MemoryEmr = {
-    records,
+/** The state, and what only the EMR itself keeps: appointments by EMR id, the EMR's own patients, the next id. */
+type Own = { state: MemoryState; byId: Map<string, AppointmentInput>; emrPatients: Map<string, MemoryRecord>; next: number };
+
+export function createMemoryEmr(): MemoryEmr {
+  const state: MemoryState = {
+    records: { patient: new Map(), practitioner: new Map(), location: new Map(), appointment: new Map() },
     outcomes: new Map(),
     documents: [],
     contents: new Map(),
@@ -69,104 +59,135 @@ export function createMemoryEmr(): MemoryEmr {
     failWith: undefined,
     calls: 0,
     differences: [],
-    appointments: () => [...records.appointment.values()].map((r) => ({ ...(byId.get(r.id) as AppointmentInput), id: r.id })),
+  };
+  const own: Own = { state, byId: new Map(), emrPatients: new Map(), next: 1 };
+  return Object.assign(state, patientOperations(own), recordOperations(own), documentOperations(own));
+}
+
+function patientOperations(own: Own): Pick<MemoryEmr, 'addEmrPatient' | 'patients' | 'ensurePatient' | 'updatePatient' | 'linkPatient'> {
+  const { records } = own.state;
+  return {
     addEmrPatient(data) {
-      const id = `emr-own-${next++}`;
-      emrPatients.set(id, { id, data, origin: 'emr' });
+      const id = `emr-own-${own.next++}`;
+      own.emrPatients.set(id, { id, data, origin: 'emr' });
       return id;
     },
-    patients: () => [...new Map([...emrPatients.values(), ...records.patient.values()].map((r) => [r.id, r])).values()],
-    ensurePatient,
+    patients: () => [...new Map([...own.emrPatients.values(), ...records.patient.values()].map((r) => [r.id, r])).values()],
+    /** As the FHIR adapter: by serviceId; else the EMR's own record the externalId names, if no other service patient holds it; else new. */
+    async ensurePatient({ externalId, ...p }) {
+      const adoptable = externalId && !records.patient.has(p.serviceId) ? patientById(own, externalId) : undefined;
+      const heldByAnother = adoptable && [...records.patient.entries()].some(([serviceId, r]) => r.id === adoptable.id && serviceId !== p.serviceId);
+      if (adoptable && !heldByAnother) {
+        gate(own.state);
+        records.patient.set(p.serviceId, adoptable);
+        return { id: adoptable.id, created: false };
+      }
+      return ensure(own, 'patient', p.serviceId, p, 'adapter');
+    },
     async updatePatient(id, p) {
-      gate();
-      const entry = patientById(id);
+      gate(own.state);
+      const entry = patientById(own, id);
       if (!entry) throw refused(`patient ${id}`);
       if (entry.origin === 'adapter') {
         entry.data = p;
         return { differences: [] };
       }
       const fields = differencesOf(entry.data as Partial<PatientInput>, p);
-      if (fields.length > 0) emr.differences.push({ serviceId: p.serviceId, fields });
+      if (fields.length > 0) own.state.differences.push({ serviceId: p.serviceId, fields });
       return { differences: fields };
     },
     async linkPatient(id, serviceId) {
-      gate();
+      gate(own.state);
       // A patient the EMR had before the service: it becomes known under the service's id as well.
-      const entry = patientById(id);
+      const entry = patientById(own, id);
       if (!entry) throw refused(`patient ${id}`);
       records.patient.set(serviceId, entry);
     },
-    ensurePractitioner: (d) => ensure('practitioner', d.serviceId, d),
-    ensureLocation: (l) => ensure('location', l.serviceId, l),
+  };
+}
+
+type RecordOperations = Pick<
+  MemoryEmr,
+  'ensurePractitioner' | 'ensureLocation' | 'ensureAppointment' | 'updateAppointment' | 'appointments' | 'ping' | 'close'
+>;
+
+function recordOperations(own: Own): RecordOperations {
+  return {
+    ensurePractitioner: (d) => ensure(own, 'practitioner', d.serviceId, d),
+    ensureLocation: (l) => ensure(own, 'location', l.serviceId, l),
     async ensureAppointment(a) {
-      const r = await ensure('appointment', a.serviceId, a);
-      if (r.created) byId.set(r.id, a);
+      const r = await ensure(own, 'appointment', a.serviceId, a);
+      if (r.created) own.byId.set(r.id, a);
       return r;
     },
     async updateAppointment(id, a) {
-      gate();
-      if (!byId.has(id)) throw refused(`appointment ${id}`);
-      byId.set(id, a);
+      gate(own.state);
+      if (!own.byId.has(id)) throw refused(`appointment ${id}`);
+      own.byId.set(id, a);
     },
+    appointments: () => [...own.state.records.appointment.values()].map((r) => ({ ...(own.byId.get(r.id) as AppointmentInput), id: r.id })),
+    ping: async () => gate(own.state),
+    async close() {},
+  };
+}
+
+function documentOperations({ state }: Own): Pick<MemoryEmr, 'listDocumentsChangedSince' | 'readDocumentBytes' | 'recordDocumentOutcome'> {
+  return {
     async listDocumentsChangedSince(watermark) {
-      gate();
-      const documents = emr.documents.filter((d) => watermark === undefined || d.lastUpdated >= watermark);
+      gate(state);
+      const documents = state.documents.filter((d) => watermark === undefined || d.lastUpdated >= watermark);
       // ISO 8601 times compare as strings: the newest is the last in sort order.
       const newest = [watermark ?? '', ...documents.map((d) => d.lastUpdated)].sort().at(-1)!;
       return { documents, watermark: newest };
     },
     async readDocumentBytes(doc) {
-      gate();
+      gate(state);
       if ('base64' in doc.content) return Buffer.from(doc.content.base64, 'base64');
       const url = new URL(doc.content.url, `${MEMORY_EMR_BASE_URL}/`);
       if (url.origin !== new URL(MEMORY_EMR_BASE_URL).origin)
         throw new EmrError('document_content_refused', "the document's content is on another origin than the EMR; it is not read");
-      const bytes = emr.contents.get(url.href);
+      const bytes = state.contents.get(url.href);
       if (!bytes) throw refused(`content at ${url.pathname}`);
       return bytes;
     },
     async recordDocumentOutcome(o) {
-      gate();
-      const list = emr.outcomes.get(o.documentId) ?? [];
+      gate(state);
+      const list = state.outcomes.get(o.documentId) ?? [];
       const last = list[list.length - 1];
       if (!last || JSON.stringify(last) !== JSON.stringify(o)) list.push(o);
-      emr.outcomes.set(o.documentId, list);
+      state.outcomes.set(o.documentId, list);
     },
-    async ping() {
-      gate();
-    },
-    async close() {},
   };
+}
 
-  function gate(): void {
-    emr.calls++;
-    if (emr.failWith) throw emr.failWith;
-    if (emr.down) throw new EmrError('emr_unavailable', 'the in-memory EMR is down');
-    if (emr.refusing) throw new EmrError('emr_unauthorized', 'the in-memory EMR refuses the adapter', 401);
-  }
+/** Every call counts, and fails while the EMR is set to fail. */
+function gate(state: MemoryState): void {
+  state.calls++;
+  if (state.failWith) throw state.failWith;
+  if (state.down) throw new EmrError('emr_unavailable', 'the in-memory EMR is down');
+  if (state.refusing) throw new EmrError('emr_unauthorized', 'the in-memory EMR refuses the adapter', 401);
+}
 
-  async function ensure(kind: Kind, serviceId: string, data: unknown, origin?: MemoryRecord['origin']): Promise<EmrRecord> {
-    gate();
-    const found = records[kind].get(serviceId);
-    if (found) return { id: found.id, created: false };
-    const id = `${kind}-${next++}`;
-    records[kind].set(serviceId, { id, data, ...(origin ? { origin } : {}) });
-    return { id, created: true };
-  }
+const refused = (what: string) => new EmrError('emr_rejected', `the in-memory EMR has no ${what}`, 404);
 
-  /** As the FHIR adapter: by serviceId; else the EMR's own record the externalId names, if no other service patient holds it; else new. */
-  async function ensurePatient({ externalId, ...p }: PatientClaim): Promise<EmrRecord> {
-    const adoptable = externalId && !records.patient.has(p.serviceId) ? patientById(externalId) : undefined;
-    const heldByAnother = adoptable && [...records.patient.entries()].some(([serviceId, r]) => r.id === adoptable.id && serviceId !== p.serviceId);
-    if (adoptable && !heldByAnother) {
-      gate();
-      records.patient.set(p.serviceId, adoptable);
-      return { id: adoptable.id, created: false };
-    }
-    return ensure('patient', p.serviceId, p, 'adapter');
-  }
+async function ensure(own: Own, kind: Kind, serviceId: string, data: unknown, origin?: MemoryRecord['origin']): Promise<EmrRecord> {
+  gate(own.state);
+  const found = own.state.records[kind].get(serviceId);
+  if (found) return { id: found.id, created: false };
+  const id = `${kind}-${own.next++}`;
+  own.state.records[kind].set(serviceId, { id, data, ...(origin ? { origin } : {}) });
+  return { id, created: true };
+}
 
-  return emr;
+/** A patient record by its EMR id: one the adapter claimed, one the EMR made, or the patient a document is for. */
+function patientById(own: Own, id: string): MemoryRecord | undefined {
+  const known = [...own.state.records.patient.values()].find((r) => r.id === id) ?? own.emrPatients.get(id);
+  if (known) return known;
+  const subject = own.state.documents.find((d) => d.patient.id === id)?.patient;
+  if (!subject) return undefined;
+  const record: MemoryRecord = { id, data: { name: subject.name, phone: subject.phone }, origin: 'emr' };
+  own.emrPatients.set(id, record);
+  return record;
 }
 
 function differencesOf(held: Partial<PatientInput>, p: PatientInput): PatientField[] {

@@ -11,7 +11,7 @@ import { ensureClientKey, jwksOf, loadClientKey } from '../emr/fhir/auth/keys.ts
 import { startFhirServer } from '../fhir-server/server.ts';
 import { requestJson } from '../http/json-request.ts';
 import type { Logger } from '../logger.ts';
-import { startSimulatorServer } from '../simulator/server.ts';
+import { startSimulatorServer, type RunningSimulator } from '../simulator/server.ts';
 import { readBundledState, writeBundledState, type BundledCredentials, type BundledState } from './bundled-state.ts';
 
 export interface BundledServices {
@@ -65,6 +65,47 @@ async function startBundledFhir(config: Config, logger: Logger, clock: Clock | u
   return fhir;
 }
 
+interface ProvisionDeps {
+  simulator: RunningSimulator;
+  state: BundledState;
+  save(): void;
+}
+
+/** A new clinic and live key on the bundled simulator. */
+async function createClinic(simulatorUrl: string): Promise<{ clinicId: string; apiKey: string }> {
+  const c = await control<{ clinicId: string }>(simulatorUrl, 'POST', '/_sim/clinics', {});
+  const k = await control<{ key: string }>(simulatorUrl, 'POST', '/_sim/keys', { clinicId: c.body.clinicId, mode: 'live' });
+  return { clinicId: c.body.clinicId, apiKey: k.body.key };
+}
+
+/** The secrets the simulator signs with now: a file from before secrets were followed may hold retired ones. */
+function withCurrentSecrets(deps: ProvisionDeps, known: BundledCredentials): BundledCredentials {
+  const secrets = deps.simulator.simulator.store.get('subscription', known.subscriptionId)?.secrets;
+  if (!secrets || secrets.join() === known.signingSecrets.join()) return known;
+  deps.state.credentials = { ...known, signingSecrets: [...secrets] };
+  deps.save();
+  return deps.state.credentials;
+}
+
+/** Creates (or reuses) the clinic, key and subscription that point the simulator at the adapter. */
+async function provisionSubscription(deps: ProvisionDeps, webhookUrl: string): Promise<BundledCredentials> {
+  const { simulator, state } = deps;
+  const known = state.credentials;
+  // The simulator's own database may have been reset while bundled.json stayed: then start over.
+  const stillThere = known && (await control(simulator.url, 'GET', `/_sim/subscriptions/${encodeURIComponent(known.subscriptionId)}`)).status === 200;
+  if (known && stillThere && known.webhookUrl === webhookUrl) return withCurrentSecrets(deps, known);
+  const clinic = known && stillThere ? { clinicId: known.clinicId, apiKey: known.apiKey } : await createClinic(simulator.url);
+  const sub = await control<{ id: string; keyId: string; signingSecret: string }>(simulator.url, 'POST', '/_sim/subscriptions', {
+    clinicId: clinic.clinicId,
+    url: webhookUrl,
+    eventTypes: [...EVENT_TYPES],
+  });
+  if (sub.status >= 300) throw new Error(`the bundled simulator refused the subscription (${sub.status})`);
+  state.credentials = { ...clinic, subscriptionId: sub.body.id, keyId: sub.body.keyId, signingSecrets: [sub.body.signingSecret], webhookUrl };
+  deps.save();
+  return state.credentials;
+}
+
 export async function startBundledServices(config: Config, logger: Logger): Promise<BundledServices> {
   const state: BundledState = readBundledState(config.dataDir);
   if (config.adminToken) delete state.adminToken;
@@ -99,39 +140,10 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
     save();
   }
 
-  async function provision(webhookUrl: string): Promise<BundledCredentials> {
+  const provision = (webhookUrl: string) => {
     if (!simulator) throw new Error('provisioning needs the bundled simulator');
-    const known = state.credentials;
-    // The simulator's own database may have been reset while bundled.json stayed: then start over.
-    const stillThere = known && (await control(simulator.url, 'GET', `/_sim/subscriptions/${encodeURIComponent(known.subscriptionId)}`)).status === 200;
-    if (known && stillThere && known.webhookUrl === webhookUrl) return withCurrentSecrets(known);
-    const clinic =
-      known && stillThere
-        ? { clinicId: known.clinicId, apiKey: known.apiKey }
-        : await (async () => {
-            const c = await control<{ clinicId: string }>(simulator.url, 'POST', '/_sim/clinics', {});
-            const k = await control<{ key: string }>(simulator.url, 'POST', '/_sim/keys', { clinicId: c.body.clinicId, mode: 'live' });
-            return { clinicId: c.body.clinicId, apiKey: k.body.key };
-          })();
-    const sub = await control<{ id: string; keyId: string; signingSecret: string }>(simulator.url, 'POST', '/_sim/subscriptions', {
-      clinicId: clinic.clinicId,
-      url: webhookUrl,
-      eventTypes: [...EVENT_TYPES],
-    });
-    if (sub.status >= 300) throw new Error(`the bundled simulator refused the subscription (${sub.status})`);
-    state.credentials = { ...clinic, subscriptionId: sub.body.id, keyId: sub.body.keyId, signingSecrets: [sub.body.signingSecret], webhookUrl };
-    save();
-    return state.credentials;
-  }
-
-  /** The secrets the simulator signs with now: a file from before secrets were followed may hold retired ones. */
-  function withCurrentSecrets(known: BundledCredentials): BundledCredentials {
-    const secrets = simulator?.simulator.store.get('subscription', known.subscriptionId)?.secrets;
-    if (!secrets || secrets.join() === known.signingSecrets.join()) return known;
-    state.credentials = { ...known, signingSecrets: [...secrets] };
-    save();
-    return state.credentials;
-  }
+    return provisionSubscription({ simulator, state, save }, webhookUrl);
+  };
 
   return {
     ...(simulator ? { serviceUrl: simulator.url, serviceClock: simulator.simulator.clock } : {}),

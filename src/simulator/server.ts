@@ -18,7 +18,14 @@ function advertisedHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-export async function startSimulatorServer(opts: SimulatorServerOptions): Promise<{ url: string; port: number; simulator: Simulator; close(): Promise<void> }> {
+export interface RunningSimulator {
+  url: string;
+  port: number;
+  simulator: Simulator;
+  close(): Promise<void>;
+}
+
+export async function startSimulatorServer(opts: SimulatorServerOptions): Promise<RunningSimulator> {
   const simulator = createSimulator({
     logger: opts.logger,
     ...(opts.dbPath ? { dbPath: opts.dbPath } : {}),

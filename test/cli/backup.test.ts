@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BACKUP_USAGE, backupCommand } from '../../src/cli/backup.ts';
+import { captureOutput } from '../support/captured-output.ts';
 import { main } from '../../src/cli/main.ts';
 import { json } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
@@ -29,24 +30,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** Runs a command in this process and keeps what it printed. */
-async function capture(command: () => Promise<number>): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    out += String(chunk);
-    return true;
-  });
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    err += String(chunk);
-    return true;
-  });
-  try {
-    return { code: await command(), out, err };
-  } finally {
-    vi.restoreAllMocks();
-  }
-}
+const capture = captureOutput;
 const backup = (argv: string[]) => capture(() => backupCommand(argv));
 // Through the CLI's dispatcher, which answers --help and bad arguments for every command.
 const run = (argv: string[]) => capture(() => main(argv));

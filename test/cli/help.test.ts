@@ -8,27 +8,14 @@ import { main } from '../../src/cli/main.ts';
 import { README_PATH, withCommandReference } from '../../src/cli/readme.ts';
 import { SPECS, type CommandSpec } from '../../src/cli/specs.ts';
 import { PACKAGE_ROOT } from '../../src/paths.ts';
+import { captureOutput } from '../support/captured-output.ts';
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
 
 /** Runs the CLI in this process and returns its exit code and what it printed. */
-async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    out += String(chunk);
-    return true;
-  });
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    err += String(chunk);
-    return true;
-  });
-  const code = await main(argv);
-  vi.restoreAllMocks();
-  return { code, out, err };
-}
+const run = (argv: string[]) => captureOutput(() => main(argv));
 
 const specs = Object.values(SPECS) as CommandSpec[];
 

@@ -2,8 +2,8 @@
 // its final status (by event and by polling), delivers exactly once through faults, and writes the
 // status back to the real FHIR server.
 import { afterEach, describe, expect, it } from 'vitest';
-import { toIso } from '../../src/clock.ts';
 import { PDF } from '../support/simulator-fixture.ts';
+import { emrPatient, labReportDocument } from '../support/fhir-builders.ts';
 import { startStack, type Stack } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -129,20 +129,8 @@ describe('documents from the adapter to the patient', () => {
 
   it('sends a DocumentReference found in FHIR and records its final status back in FHIR', async () => {
     s = await startStack({ clinic: NO_QUIET_HOURS });
-    const patient = await s.fhirCreate({
-      resourceType: 'Patient',
-      name: [{ text: 'Synthetic Patient' }],
-      telecom: [{ system: 'phone', value: '+15550309999' }],
-    });
-    const dr = await s.fhirCreate({
-      resourceType: 'DocumentReference',
-      status: 'current',
-      type: { coding: [{ system: 'http://loinc.org', code: '11502-2' }] },
-      subject: { reference: `Patient/${patient.id}` },
-      description: 'Lipid panel',
-      date: toIso(Date.now()),
-      content: [{ attachment: { contentType: 'application/pdf', title: 'lipids.pdf', data: PDF.toString('base64') } }],
-    });
+    const patient = await s.fhirCreate(emrPatient('+15550309999'));
+    const dr = await s.fhirCreate(labReportDocument(patient.id, 'Lipid panel'));
     await until(s, dr.id, 'SENT');
     expect(await messagesTo(s, '+15550309999')).toHaveLength(1);
     const outcome = await waitFor(async () => {
@@ -192,21 +180,10 @@ describe('documents from the adapter to the patient', () => {
   it("links the service's new patient to the EMR patient the document was for, instead of claiming a second one", async () => {
     s = await startStack({ clinic: NO_QUIET_HOURS });
     const mrn = { system: 'urn:hospital:mrn', value: 'MRN-000417' };
-    const patient = await s.fhirCreate({
-      resourceType: 'Patient',
-      identifier: [mrn],
-      birthDate: '1970-01-01',
-      name: [{ given: ['Synthetic'], family: 'Patient' }],
-      telecom: [{ system: 'phone', value: '+15550308888' }],
-    });
-    const dr = await s.fhirCreate({
-      resourceType: 'DocumentReference',
-      status: 'current',
-      type: { coding: [{ system: 'http://loinc.org', code: '11502-2' }] },
-      subject: { reference: `Patient/${patient.id}` },
-      description: 'HbA1c',
-      content: [{ attachment: { contentType: 'application/pdf', title: 'hba1c.pdf', data: PDF.toString('base64') } }],
-    });
+    const patient = await s.fhirCreate(
+      emrPatient('+15550308888', { identifier: [mrn], birthDate: '1970-01-01', name: [{ given: ['Synthetic'], family: 'Patient' }] }),
+    );
+    const dr = await s.fhirCreate(labReportDocument(patient.id, 'HbA1c'));
     await until(s, dr.id, 'SENT');
     type FhirPatient = { id: string; birthDate?: string; identifier?: { system: string; value: string }[] };
     // The service's patient.created for its new patient is applied to the EMR patient, not as a new one.

@@ -2,10 +2,9 @@
 // incident with one alert when it starts and one when it ends, GET /admin/status naming the cause, no
 // dead letter and no failed document, and everything applied once the hospital's IT fixes it.
 import { afterEach, describe, expect, it } from 'vitest';
-import { toIso } from '../../src/clock.ts';
+import { labReportDocument, emrPatient } from '../support/fhir-builders.ts';
 import { registerAdapterClient } from '../support/fhir-client.ts';
 import { captureLogger } from '../support/log-capture.ts';
-import { PDF } from '../support/simulator-fixture.ts';
 import { startStack, type Stack } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -23,20 +22,8 @@ const emrStatus = async (st: Stack) => (await st.admin<{ components: Component[]
 /** Work reaching the EMR from both sides: an appointment from the service, a lab report written in the EMR. */
 async function workForTheEmr(st: Stack) {
   const appointment = (await st.simPost<{ serviceId: string }>('/_sim/appointments', { clinicId: st.clinicId })).body;
-  const patient = await st.fhirCreate({
-    resourceType: 'Patient',
-    name: [{ text: 'Synthetic Patient' }],
-    telecom: [{ system: 'phone', value: '+15550407777' }],
-  });
-  const document = await st.fhirCreate({
-    resourceType: 'DocumentReference',
-    status: 'current',
-    type: { coding: [{ system: 'http://loinc.org', code: '11502-2' }] },
-    subject: { reference: `Patient/${patient.id}` },
-    description: 'Lipid panel',
-    date: toIso(Date.now()),
-    content: [{ attachment: { contentType: 'application/pdf', title: 'lipids.pdf', data: PDF.toString('base64') } }],
-  });
+  const patient = await st.fhirCreate(emrPatient('+15550407777'));
+  const document = await st.fhirCreate(labReportDocument(patient.id, 'Lipid panel'));
   return { appointment, document };
 }
 

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { captureLogger } from '../support/log-capture.ts';
 import { PDF } from '../support/simulator-fixture.ts';
+import { emrPatient, labReportDocument } from '../support/fhir-builders.ts';
 import { startStack, type Stack } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -31,21 +32,10 @@ describe('a patient the service first meets through a document', () => {
     // The service does the work at once and answers 3 s later: its webhook overtakes its answer.
     await s.simPost('/_sim/faults', { integration: { delayMs: 3000 } });
     const mrn = { system: 'urn:hospital:mrn', value: 'MRN-000901' };
-    const patient = await s.fhirCreate({
-      resourceType: 'Patient',
-      identifier: [mrn],
-      birthDate: '1970-01-01',
-      name: [{ given: ['Synthetic'], family: 'Patient' }],
-      telecom: [{ system: 'phone', value: '+15550309001' }],
-    });
-    const dr = await s.fhirCreate({
-      resourceType: 'DocumentReference',
-      status: 'current',
-      type: { coding: [{ system: 'http://loinc.org', code: '11502-2' }] },
-      subject: { reference: `Patient/${patient.id}` },
-      description: 'HbA1c',
-      content: [{ attachment: { contentType: 'application/pdf', title: 'hba1c.pdf', data: PDF.toString('base64') } }],
-    });
+    const patient = await s.fhirCreate(
+      emrPatient('+15550309001', { identifier: [mrn], birthDate: '1970-01-01', name: [{ given: ['Synthetic'], family: 'Patient' }] }),
+    );
+    const dr = await s.fhirCreate(labReportDocument(patient.id, 'HbA1c'));
 
     // The processor has taken the service's new patient onto the EMR's Patient while the send still waits.
     const answered = () => log.lines().some((l) => l.msg === 'document sent to the service' && l.externalId === dr.id);

@@ -1,6 +1,7 @@
 // Processor benchmark: events applied per second (2,000 appointment events over 200 appointments,
 // created then rescheduled and so on), against the in-process EMR port (the baseline: the processor's
-// own cost) and against the bundled FHIR server in another process (the real adapter path), once without
+// own cost; also a 40,000-event backlog over 2,000 appointments, which must drain no slower per event)
+// and against the bundled FHIR server in another process (the real adapter path), once without
 // sign-in (FHIR_AUTH none) and once with SMART Backend Services (FHIR_AUTH smart: a token fetched with a
 // signed assertion, then reused). The two FHIR variants alternate over a few rounds in the same run, each
 // round a fresh FHIR client (so each smart round pays its own discovery and token request), and the
@@ -24,8 +25,13 @@ import { createProcessor } from '../src/processor/index.ts';
 import { startChild, type Child } from './support/child.ts';
 import { appointmentEvent } from './support/events.ts';
 
-const APPOINTMENTS = 200;
-const EVENTS_PER = 10;
+/** The workload: `appointments` appointments with `eventsPer` events each, stored interleaved (as they arrive). */
+interface Workload {
+  appointments: number;
+  eventsPer: number;
+}
+const WORKLOAD: Workload = { appointments: 200, eventsPer: 10 };
+const BACKLOG: Workload = { appointments: 2_000, eventsPer: 20 };
 const TYPES = ['appointment.created', 'appointment.rescheduled', 'appointment.payment_updated'];
 /** Rounds of none/smart against the FHIR servers, in alternating order (none first, then smart first, ...). */
 const FHIR_ROUNDS = 4;
@@ -48,12 +54,12 @@ function processCpuUs(pid: number): number {
 }
 
 /** `prefix` keeps each round's appointments and patients new to a FHIR server that served earlier rounds. */
-async function measure(emr: EmrPort, dir: string, name: string, prefix = '', serverPid?: number): Promise<Run> {
+async function measure(emr: EmrPort, dir: string, name: string, prefix = '', serverPid?: number, workload = WORKLOAD): Promise<Run> {
   const db = openDatabase({ path: join(dir, `${name}.db`), migrationsDir: ADAPTER_MIGRATIONS });
   const insert = db.prepare('INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES (?, ?, ?, ?, ?)');
   db.transaction(() => {
-    for (let e = 0; e < EVENTS_PER; e++)
-      for (let a = 0; a < APPOINTMENTS; a++) {
+    for (let e = 0; e < workload.eventsPer; e++)
+      for (let a = 0; a < workload.appointments; a++) {
         const body = appointmentEvent({
           appointmentId: `${prefix}apt_${a}`,
           eventType: TYPES[Math.min(e, 2)]!,
@@ -123,6 +129,7 @@ export async function benchProcessor(): Promise<{ rows: Record<string, string | 
     children.push(smart);
 
     const memory = await measure(createMemoryEmr(), dir, 'memory');
+    const backlog = await measure(createMemoryEmr(), dir, 'memory-backlog', '', undefined, BACKLOG);
     const smartAuth = await loadFhirAuthSettings({ mode: 'smart', clientId: SMART_CLIENT_ID, privateKeyPath });
     const variants: Record<'none' | 'smart', { child: Child; auth: FhirAuthSettings }> = {
       none: { child: plain, auth: { mode: 'none' } },
@@ -169,6 +176,7 @@ export async function benchProcessor(): Promise<{ rows: Record<string, string | 
       ok,
       rows: [
         row('in-process EMR port (baseline)', memory),
+        row('in-process EMR port, backlog over 2,000 appointments', backlog),
         row(`bundled FHIR server over HTTP, FHIR_AUTH none (${FHIR_ROUNDS} runs)`, none),
         row(`bundled FHIR server over HTTP, FHIR_AUTH smart (${FHIR_ROUNDS} runs)`, signedIn),
         { emr: 'ratio FHIR none/in-process', events: '', seconds: '', 'events applied/s': (none.rate / memory.rate).toFixed(2), 'CPU µs/event': '' },

@@ -3,12 +3,12 @@
 // EMR id recorded at once; an entity the service has not mapped yet (externalId null) gets its mapping
 // queued for the service. The caller marks the
 // event applied afterwards, so a crash in between repeats only idempotent steps.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { MappingEntityType } from '../contract/api.ts';
 import type { AppointmentEvent, DocumentEvent, PatientCreatedEvent, WebhookEvent } from '../contract/events.ts';
 import type { EmrPort, EmrRecord } from '../emr/port.ts';
 import type { EntityLocks } from './entity-locks.ts';
-import type { MappingStore } from '../mappings/store.ts';
+import type { MappingRecords } from './mapping-records.ts';
 import type { AppliedVersion, EntityVersions } from './versions.ts';
 
 export interface DocumentEventSink {
@@ -17,7 +17,7 @@ export interface DocumentEventSink {
 
 export interface ApplyDeps {
   emr: EmrPort;
-  mappings: MappingStore;
+  mappings: MappingRecords;
   documentEvents: DocumentEventSink;
   locks: EntityLocks;
   versions: Pick<EntityVersions, 'newest' | 'note'>;
@@ -50,7 +50,7 @@ async function findOrClaim(
     const known = deps.mappings.find(entityType, entity.serviceId);
     if (known) return { id: known, isNew: false };
     const record = await ensure();
-    return { id: deps.mappings.record(entityType, entity.serviceId, record.id), isNew: record.created };
+    return { id: await deps.mappings.record(entityType, entity.serviceId, record.id), isNew: record.created };
   });
   if (entity.externalId === null) claims.push({ entityType, serviceId: entity.serviceId, emrId: found.id });
   return found;
@@ -76,14 +76,12 @@ async function applyPatientSnapshot(
     const record = await findOrClaim(deps, out.claims, 'patient', patient, () => deps.emr.ensurePatient({ ...input, externalId: patient.externalId }));
     const applied = deps.versions.newest(entityKey);
     if (applied !== undefined && occurredAt < applied.occurredAt) return record.id;
-    const hash = createHash('sha256')
-      .update(JSON.stringify([input.name, input.phone]))
-      .digest('base64url');
+    const digest = hash('sha256', JSON.stringify([input.name, input.phone]), 'base64url');
     // A record the EMR owns keeps its name and phone; the EMR port reports (and logs) what differs.
-    if (!record.isNew && applied?.hash !== hash) await deps.emr.updatePatient(record.id, input);
+    if (!record.isNew && applied?.hash !== digest) await deps.emr.updatePatient(record.id, input);
     // Noted once the EMR has it, before the section ends; it reaches the disk with the event's applied mark
     // (a crash before that repeats an unchanged snapshot: a no-op).
-    const version = { occurredAt, hash };
+    const version = { occurredAt, hash: digest };
     deps.versions.note(entityKey, version);
     out.versions.push({ entityKey, version });
     return record.id;

@@ -2,7 +2,12 @@
 // schemas of src/contract (loose objects, open enumerations: unknown keys and values are kept).
 import { isEventType, schemaForEventType, type AppointmentEvent, type WebhookEvent } from '../contract/events.ts';
 
-export type Parsed = { ok: true; event: WebhookEvent; entityKey: string } | { ok: false; reason: string };
+export interface ParsedEvent {
+  event: WebhookEvent;
+  entityKey: string;
+}
+
+export type Parsed = ({ ok: true } & ParsedEvent) | { ok: false; reason: string };
 
 export function entityKeyOf(event: WebhookEvent): string {
   if (event.eventType === 'patient.created') return `patient:${event.patient.serviceId}`;

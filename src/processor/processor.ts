@@ -18,8 +18,9 @@ import { createPollLoop } from '../work/poll-loop.ts';
 import { createRetryPolicy } from '../work/retry-decision.ts';
 import type { DocumentEventSink } from './apply.ts';
 import { createEventHandling, type ProcessorCounters } from './handle-event.ts';
-import { createQueue } from './queue.ts';
+import { type ClaimedEvent, createQueue } from './queue.ts';
 import { createRetention } from './retention.ts';
+import { createBatchCommit, type WriteBatch } from './write-batch.ts';
 
 export interface ProcessorDeps {
   db: Db;
@@ -49,6 +50,14 @@ export interface Processor {
   stop(): Promise<void>;
   depth(): number;
 }
+
+/**
+ * Events claimed per batch, for each one applied at once (PROCESSOR_CONCURRENCY): a batch's outcomes cost
+ * one commit, so the larger the batch the fewer fsyncs per event (measured: 1 to 4 per slot cost more CPU
+ * and commits per event, 64 gained nothing over 16). An outcome waits for its batch to end before it is on
+ * disk; the lease, taken for the whole batch, matters only to another process after a crash.
+ */
+const BATCH_PER_SLOT = 16;
 
 /** How often the retention pass runs. */
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
@@ -104,15 +113,52 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   const events = createEventHandling({ db, clock, logger, queue, emr: deps.emr, documentEvents: deps.documentEvents, retry, emrGate, counters });
   const pruneWhenDue = createPruneWhenDue(deps);
 
-  /** Claims and handles due events, a batch at a time, until none is due, an EMR incident closes the gate, or stop(). */
+  const batches = createBatchCommit(db);
+  const batchSize = settings.concurrency * BATCH_PER_SLOT;
+  /** Whether to start another event: not once stop() was called or an EMR incident closed the gate. */
+  const going = () => !loop.stopping() && !emrGate.closed();
+
+  /**
+   * Handles a claimed batch, `concurrency` events at a time, each outcome added to `batch`; once `going()`
+   * turns false (or an event throws) the events not started yet are handed back untried.
+   */
+  async function handleBatch(claimed: ClaimedEvent[], batch: WriteBatch): Promise<{ finished: number; error?: unknown }> {
+    let next = 0;
+    let finished = 0;
+    let error: unknown;
+    const worker = async () => {
+      while (next < claimed.length) {
+        const c = claimed[next++]!;
+        if (error !== undefined || !going()) {
+          events.release(c, batch);
+          continue;
+        }
+        try {
+          if (await events.handleClaimed(c, batch)) finished++;
+        } catch (err) {
+          // A bug, not a failed attempt: the event keeps its lease until it runs out; the others are written.
+          error ??= err;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(settings.concurrency, claimed.length) }, worker));
+    return error === undefined ? { finished } : { finished, error };
+  }
+
+  /**
+   * Claims due events a batch at a time (each entity's oldest open one, up to `batchSize`) and handles them
+   * until none is due, an EMR incident closes the gate, or stop(). A batch's outcomes are written in one
+   * transaction, which also claims the next batch.
+   */
   async function applyDue(): Promise<number> {
     let finished = 0;
-    while (!emrGate.closed()) {
-      const claimed = queue.claim(settings.concurrency, settings.leaseMs);
-      if (claimed.length === 0) break;
-      const results = await Promise.all(claimed.map(events.handleClaimed));
-      finished += results.filter(Boolean).length;
-      if (loop.stopping()) break;
+    let claimed = going() ? queue.claim(batchSize, settings.leaseMs) : [];
+    while (claimed.length > 0) {
+      const batch = batches.start();
+      const handled = await handleBatch(claimed, batch);
+      finished += handled.finished;
+      claimed = batches.commit(batch, () => (handled.error === undefined && going() ? queue.claim(batchSize, settings.leaseMs) : []));
+      if (handled.error !== undefined) throw handled.error;
     }
     return finished;
   }

@@ -1,7 +1,8 @@
 // The newest snapshot applied per entity: what stale snapshots are judged against. On disk (entity_versions),
 // written in the same transaction as the event's applied mark; and, for a patient snapshot already in the
 // EMR whose event has not committed yet, in memory, so that a concurrent older snapshot of the same patient
-// sees it at once without a commit (and an fsync) of its own.
+// sees it at once without a commit (and an fsync) of its own. What is on disk is also kept in memory for the
+// entities seen lately, so the stale check of the next event reads no row.
 import type { Db } from '../database/open.ts';
 
 export interface AppliedVersion {
@@ -15,11 +16,17 @@ export interface EntityVersions {
   newest(entityKey: string): AppliedVersion | undefined;
   /** A snapshot is in the EMR; its event will commit it. */
   note(entityKey: string, v: AppliedVersion): void;
-  /** Inside the caller's transaction: records a version (never moves an entity back). */
-  write(entityKey: string, v: AppliedVersion, eventId: string): void;
-  /** After the caller's transaction: the memory entry is on disk now. */
-  settle(entityKey: string, v: AppliedVersion): void;
+  /** Inside the caller's transaction: records a version (never moves an entity back). Returns the version stored now. */
+  write(entityKey: string, v: AppliedVersion, eventId: string): AppliedVersion;
+  /**
+   * After the caller's transaction: `stored` (what write returned) is on disk, and `noted`, the version
+   * noted for the same snapshot, need not be kept in memory any more.
+   */
+  settle(entityKey: string, stored: AppliedVersion, noted?: AppliedVersion): void;
 }
+
+/** Versions on disk kept in memory, at most (past it, the oldest is read again when needed). */
+const KNOWN_MAX = 20_000;
 
 export function createEntityVersions(db: Db): EntityVersions {
   const read = db.prepare('SELECT occurred_at AS occurredAt, snapshot_hash AS hash FROM entity_versions WHERE entity_key = ?');
@@ -28,12 +35,29 @@ export function createEntityVersions(db: Db): EntityVersions {
     ON CONFLICT (entity_key) DO UPDATE SET occurred_at = excluded.occurred_at, event_id = excluded.event_id,
       snapshot_hash = coalesce(excluded.snapshot_hash, entity_versions.snapshot_hash)
     WHERE excluded.occurred_at >= entity_versions.occurred_at`);
+  // What is on disk, for the keys read or settled lately (null: no row). Only this processor writes
+  // entity_versions (one adapter process owns a database), and a key being written is left out until its
+  // transaction has committed, so this never runs ahead of the disk.
+  const known = new Map<string, AppliedVersion | null>();
+  const remember = (key: string, v: AppliedVersion | null) => {
+    known.delete(key);
+    if (known.size >= KNOWN_MAX) known.delete(known.keys().next().value as string);
+    known.set(key, v);
+  };
+  const onDisk = (key: string): AppliedVersion | undefined => {
+    const k = known.get(key);
+    return k === undefined ? (read.get(key) as AppliedVersion | undefined) : (k ?? undefined);
+  };
   const pending = new Map<string, AppliedVersion>();
   return {
     newest(key) {
-      const stored = read.get(key) as AppliedVersion | undefined;
+      let stored = known.get(key);
+      if (stored === undefined) {
+        stored = (read.get(key) as AppliedVersion | undefined) ?? null;
+        remember(key, stored);
+      }
       const noted = pending.get(key);
-      if (!noted) return stored;
+      if (!noted) return stored ?? undefined;
       return !stored || noted.occurredAt >= stored.occurredAt ? noted : stored;
     },
     note(key, v) {
@@ -41,10 +65,16 @@ export function createEntityVersions(db: Db): EntityVersions {
       if (!noted || v.occurredAt >= noted.occurredAt) pending.set(key, v);
     },
     write(key, v, eventId) {
+      // What the upsert leaves, computed rather than read back.
+      const before = onDisk(key);
       upsert.run(key, v.occurredAt, eventId, v.hash);
+      known.delete(key);
+      if (before && v.occurredAt < before.occurredAt) return before;
+      return { occurredAt: v.occurredAt, hash: v.hash ?? before?.hash ?? null };
     },
-    settle(key, v) {
-      if (pending.get(key) === v) pending.delete(key);
+    settle(key, stored, noted) {
+      remember(key, stored);
+      if (noted && pending.get(key) === noted) pending.delete(key);
     },
   };
 }

@@ -4,12 +4,17 @@
 // runOnce() does what is due now; start() adds the node-cron scan of the EMR and a real-time loop. The
 // steps are send.ts, held.ts, write-back.ts and scan-schedule.ts; the retry rule, the lease and the loop
 // are the shared ones of src/work/.
+//
+// A pass goes on while work is due at once (a full batch of follow-ups or write-backs leaves more), and once
+// started, new documents (an enqueue, a scan's commit) start a pass at once rather than after the loop's
+// pause; passes never overlap (a pass asked for while one runs makes that one go round again).
 import { Gauge } from 'prom-client';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { DocumentType } from '../contract/events.ts';
 import type { Db } from '../database/open.ts';
 import type { EmrPort } from '../emr/port.ts';
+import { describeError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ServiceClient } from '../service-client/client.ts';
@@ -43,7 +48,11 @@ export interface PusherDeps {
 export type EnqueueResult = { ok: false; code: string; reason: string } | { ok: true; row: OutboxRow; created: boolean };
 
 export interface Pusher {
-  /** Sends what is due, follows HELD documents and writes statuses back; returns how many sends and polls it made. */
+  /**
+   * Sends what is due, follows HELD documents and writes statuses back, again while a full batch leaves more;
+   * returns how many sends and polls it made. Called while a pass runs, it returns that pass, which goes round
+   * once more.
+   */
   runOnce(): Promise<number>;
   /** One scan of the EMR now; 0 while an EMR incident is on. */
   scanOnce(): Promise<number>;
@@ -77,12 +86,18 @@ function registerOutboxGauge(db: Db, metrics: Metrics | undefined): void {
   });
 }
 
+/**
+ * The requests of documents queued here and not yet sent are also kept in memory, parsed, up to this much
+ * JSON (a few hundred 100 KB documents): a send then neither reads its request back nor parses it.
+ */
+const REQUEST_MEMORY_CHARS = 64 * 1024 * 1024;
+
 export function createPusher(deps: PusherDeps): Pusher {
   const { clock, logger } = deps;
   const s = deps.config.pusher;
   const emrGate = deps.emrGate ?? createIncidentGate(clock);
   const heldPollMs = s.heldPollSeconds * 1000;
-  const outbox = createOutbox(deps.db, clock);
+  const outbox = createOutbox(deps.db, clock, { requestMemoryChars: REQUEST_MEMORY_CHARS });
   const links = createPatientLinks({ db: deps.db, clock });
   registerOutboxGauge(deps.db, deps.metrics);
   const retry = createRetryPolicy({
@@ -102,13 +117,40 @@ export function createPusher(deps: PusherDeps): Pusher {
   });
   const held = createHeldFollowUp({ clock, logger, outbox, serviceClient: deps.serviceClient, heldPollMs });
   const writeBack = createWriteBack({ logger, outbox, links, emr: deps.emr, emrGate });
-  const scans = createScanSchedule({ scanner: createScanner({ ...deps, outbox }), emrGate, logger });
+  const scans = createScanSchedule({ scanner: createScanner({ ...deps, outbox, onFiled: () => kick() }), emrGate, logger });
 
-  async function runOnce(): Promise<number> {
-    const sent = await sender.sendDue();
-    const polled = await held.followDue(s.heldPollBatch);
-    await writeBack.syncDue(s.heldPollBatch);
-    return sent + polled;
+  let current: Promise<number> | undefined;
+  let again = false;
+  let started = false;
+
+  async function passes(): Promise<number> {
+    let done = 0;
+    do {
+      again = false;
+      const sent = await sender.sendDue();
+      const polled = await held.followDue(s.heldPollBatch);
+      const synced = await writeBack.syncDue(s.heldPollBatch);
+      done += sent + polled;
+      if (polled === s.heldPollBatch || synced === s.heldPollBatch) again = true;
+    } while (again && !loop.stopping());
+    return done;
+  }
+
+  function runOnce(): Promise<number> {
+    if (current) {
+      again = true;
+      return current;
+    }
+    const pass = passes().finally(() => {
+      current = undefined;
+    });
+    current = pass;
+    return pass;
+  }
+
+  /** New work: a pass now, once started (tests drive passes themselves). */
+  function kick(): void {
+    if (started && !loop.stopping()) runOnce().catch((err: unknown) => logger.error({ err: describeError(err) }, 'pusher pass failed'));
   }
 
   const loop = createPollLoop({ pass: runOnce, pauseMs: s.pollMs, logger, failureMessage: 'pusher pass failed' });
@@ -122,12 +164,14 @@ export function createPusher(deps: PusherDeps): Pusher {
       const checked = checkDocument(documentType, input);
       if (!checked.ok) return checked;
       const { row, created } = outbox.enqueue({ externalId: checked.request.externalId, documentType, source, request: checked.request });
+      if (created) kick();
       return { ok: true, row, created };
     },
     outbox,
     recover,
     start() {
       recover();
+      started = true;
       scans.start(s.scanCron);
       loop.start();
     },
@@ -135,6 +179,8 @@ export function createPusher(deps: PusherDeps): Pusher {
       const stopped = loop.stop();
       await scans.stop();
       await stopped;
+      started = false;
+      await current?.catch(() => undefined);
     },
     depth: () => outbox.openCount(),
   };

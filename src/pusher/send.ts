@@ -2,14 +2,21 @@
 // lease. An answer records the document's status (and first links a patient the service made for it to the
 // EMR patient); a failure goes through the shared retry rule, Retry-After honoured: sent again later, or
 // FAILED here (retries_exhausted, or the service's refusal code).
+//
+// Few commits: when places are free and no claimed row waits, one transaction (outbox.settle) records what
+// became of the sends that ended since the last one and claims enough rows to fill the free places and as many
+// again; the places that free up next start a claimed row at once, with no commit. Past the end of the queue,
+// outcomes are recorded once half the places' worth have ended, or when the last send ends. So about one
+// commit, one fsync, per `concurrency` documents, instead of one per outcome and one per claim. A crash before
+// a commit leaves those rows leased and queued: taken over at the restart and sent again, they get the
+// service's first answer. Rows claimed and not sent when the pass ends (stopping) are given back at once.
 import type { Clock } from '../clock.ts';
-import type { DocumentRequest } from '../contract/documents.ts';
 import type { Logger } from '../logger.ts';
 import type { ServiceClient } from '../service-client/client.ts';
 import { ServiceCallError } from '../service-client/errors.ts';
 import type { RetryPolicy } from '../work/retry-decision.ts';
 import { nextHeldPoll } from './held.ts';
-import type { Outbox, OutboxRow } from './outbox.ts';
+import type { ClaimedRow, Outbox, SendEnd } from './outbox.ts';
 import type { PatientLinks } from './patient-links.ts';
 
 export interface SenderDeps {
@@ -29,13 +36,25 @@ export interface Sender {
   sendDue(): Promise<number>;
 }
 
-export function createSender(deps: SenderDeps): Sender {
-  const { clock, logger, outbox, settings } = deps;
+/** A send that ended: what to record, and what to log once it is recorded. */
+interface Ended {
+  end: SendEnd;
+  logged: () => void;
+}
 
-  async function send(row: OutboxRow): Promise<void> {
+/** Resolves after the I/O callbacks that are ready now have run: answers that arrived together are settled together. */
+const afterReadyIo = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export function createSender(deps: SenderDeps): Sender {
+  const { clock, logger, settings } = deps;
+
+  async function send(row: ClaimedRow): Promise<Ended> {
     const log = logger.child({ externalId: row.external_id, documentType: row.document_type, attempt: row.attempts });
     try {
-      const { resource, replayed } = await deps.serviceClient.postDocument(row.document_type, JSON.parse(row.request!) as DocumentRequest);
+      const request = deps.outbox.requestOf(row.external_id);
+      // No request kept: the row became final meanwhile (a document event); there is nothing to send.
+      if (!request) return { end: { externalId: row.external_id, unsent: true }, logged: () => undefined };
+      const { resource, replayed } = await deps.serviceClient.postDocument(row.document_type, request);
       // Linked before anything else. The service's patient.created for a patient it made for this document
       // carries the EMR id we sent (patientExternalId), so the processor finds the EMR record in either
       // order; if it came first it has recorded this same link, which stands. A service patient mapped to
@@ -47,41 +66,107 @@ export function createSender(deps: SenderDeps): Sender {
           'the service put this document with a patient the EMR holds as another record',
         );
       const nextPoll = resource.status === 'HELD' ? { nextPollAt: nextHeldPoll(clock.now(), settings.heldPollMs, resource.releaseAfter) } : {};
-      outbox.recordOutcome(row.external_id, { state: resource.status, resource, ...nextPoll });
-      log.info({ status: resource.status, replayed }, 'document sent to the service');
+      return {
+        end: { externalId: row.external_id, outcome: { state: resource.status, resource, ...nextPoll } },
+        logged: () => log.info({ status: resource.status, replayed }, 'document sent to the service'),
+      };
     } catch (err) {
-      afterFailure(row, err, log);
+      return afterFailure(row, err, log);
     }
   }
 
-  function afterFailure(row: OutboxRow, err: unknown, log: Logger): void {
+  function afterFailure(row: ClaimedRow, err: unknown, log: Logger): Ended {
     const retryAfterMs = err instanceof ServiceCallError ? (err.retryAfterMs ?? 0) : 0;
     const decision = deps.retry.decide(err, row.attempts, retryAfterMs);
     const { code, type, message } = decision.failure;
     if (decision.kind === 'give-up') {
       const finalCode = decision.exhausted ? 'retries_exhausted' : (code ?? 'rejected');
-      outbox.recordOutcome(row.external_id, { state: 'FAILED', code: finalCode, reason: message });
-      log.error({ alert: true, code: finalCode }, 'document could not be sent');
-      return;
+      return {
+        end: { externalId: row.external_id, outcome: { state: 'FAILED', code: finalCode, reason: message } },
+        logged: () => log.error({ alert: true, code: finalCode }, 'document could not be sent'),
+      };
     }
-    outbox.retryAt(row.external_id, decision.at, code ?? type, message);
-    log.warn({ code }, 'document send failed; will retry');
+    return {
+      end: { externalId: row.external_id, retry: { at: decision.at, code: code ?? type, reason: message } },
+      logged: () => log.warn({ code }, 'document send failed; will retry'),
+    };
   }
 
   return {
     async sendDue() {
+      const C = settings.concurrency;
       const inFlight = new Set<Promise<void>>();
+      /** Claimed by this pass and not yet recorded: a row claimed again (its lease ran out while it waited) is not sent twice. */
+      const held = new Set<string>();
+      let ready: ClaimedRow[] = [];
+      let ended: Ended[] = [];
       let started = 0;
-      for (;;) {
-        if (!deps.stopping() && inFlight.size < settings.concurrency) {
-          for (const row of outbox.claimDue(settings.concurrency - inFlight.size, settings.leaseMs)) {
-            const p: Promise<void> = send(row).finally(() => inFlight.delete(p));
-            inFlight.add(p);
-            started++;
-          }
+      let failure: { err: unknown } | undefined;
+
+      /** One transaction: what ended, the rows given back, and a claim of up to `limit` more. */
+      function record(limit: number, giveBack: ClaimedRow[] = []): void {
+        const batch = ended;
+        let claimed: ClaimedRow[];
+        try {
+          claimed = deps.outbox.settle(
+            [...batch.map((e) => e.end), ...giveBack.map((r) => ({ externalId: r.external_id, unsent: true as const }))],
+            limit,
+            settings.leaseMs,
+          );
+        } catch (err) {
+          // Nothing more starts; what ended is recorded again later, or the pass fails with this. The
+          // leases stand: those rows are sent again once they run out, and replayed by the service.
+          failure ??= { err };
+          return;
         }
-        if (inFlight.size === 0) return started;
+        ended = [];
+        for (const e of batch) {
+          held.delete(e.end.externalId);
+          e.logged();
+        }
+        for (const r of giveBack) held.delete(r.external_id);
+        for (const row of claimed) {
+          if (held.has(row.external_id)) continue;
+          held.add(row.external_id);
+          ready.push(row);
+        }
+      }
+
+      function startReady(): void {
+        while (ready.length && inFlight.size < C) {
+          const p: Promise<void> = send(ready.shift()!)
+            .then(
+              (e) => void ended.push(e),
+              (err: unknown) => {
+                failure ??= { err };
+              },
+            )
+            .finally(() => inFlight.delete(p));
+          inFlight.add(p);
+          started++;
+        }
+      }
+
+      for (;;) {
+        const open = !failure && !deps.stopping();
+        if (open) startReady();
+        if (open && inFlight.size < C && deps.outbox.anyDue()) {
+          // Places are free and nothing claimed waits: claim enough to fill them and as many again (their
+          // leases run while they wait, for about one round of answers), and record what ended in the same commit.
+          record(2 * C - inFlight.size);
+          startReady();
+        } else if (ended.length && (inFlight.size === 0 || ended.length >= C / 2)) {
+          record(0);
+        }
+        if (inFlight.size === 0) {
+          // Claimed and not sent (the pusher is stopping, or recording failed): given back at once.
+          if (ready.length || ended.length) record(0, ready);
+          ready = [];
+          if (failure) throw failure.err;
+          return started;
+        }
         await Promise.race(inFlight);
+        await afterReadyIo();
       }
     },
   };

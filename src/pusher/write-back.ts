@@ -1,6 +1,8 @@
 // Each new status of a document from the EMR goes back to the EMR (recordDocumentOutcome), with the link of
 // its patient where the service made one; repeated until it succeeds. While the EMR refuses the adapter (an
-// incident, behind the shared gate) nothing is written back.
+// incident, behind the shared gate) nothing is written back. The rows a pass wrote back are marked synced
+// together at its end, in one transaction; a crash before that writes them back again, which the EMR takes
+// as the same outcome (recordDocumentOutcome is idempotent).
 import type { EmrPort } from '../emr/port.ts';
 import { describeError, isIncident } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -9,17 +11,17 @@ import type { Outbox, OutboxRow } from './outbox.ts';
 import type { PatientLinks } from './patient-links.ts';
 
 export interface WriteBack {
-  /** Writes back the statuses not yet in the EMR (at most `batch`), oldest first; stops at an EMR incident. */
-  syncDue(batch: number): Promise<void>;
+  /** Writes back the statuses not yet in the EMR (at most `batch`), oldest first; stops at an EMR incident. Returns how many reached the EMR. */
+  syncDue(batch: number): Promise<number>;
 }
 
 export function createWriteBack(deps: { logger: Logger; outbox: Outbox; links: PatientLinks; emr: EmrPort; emrGate: IncidentGate }): WriteBack {
   const { logger, outbox, emrGate } = deps;
 
-  /** Writes a row's status back to the EMR; false when an EMR incident means the rest should wait too. */
-  async function syncOne(row: OutboxRow): Promise<boolean> {
+  /** Writes a row's status back to the EMR (adding it to `synced` once there); false when an EMR incident means the rest should wait too. */
+  async function syncOne(row: OutboxRow, synced: OutboxRow[]): Promise<boolean> {
     if (!row.emr_document_id || row.state === 'queued') {
-      outbox.markSynced(row);
+      synced.push(row);
       return true;
     }
     try {
@@ -37,7 +39,7 @@ export function createWriteBack(deps: { logger: Logger; outbox: Outbox; links: P
         ...(row.sent_at ? { sentAt: row.sent_at } : {}),
         occurredAt: new Date(row.updated_at).toISOString(),
       });
-      outbox.markSynced(row);
+      synced.push(row);
       emrGate.passed();
       return true;
     } catch (err) {
@@ -52,7 +54,13 @@ export function createWriteBack(deps: { logger: Logger; outbox: Outbox; links: P
 
   return {
     async syncDue(batch) {
-      for (const row of emrGate.closed() ? [] : outbox.unsynced(batch)) if (!(await syncOne(row))) break;
+      const synced: OutboxRow[] = [];
+      try {
+        for (const row of emrGate.closed() ? [] : outbox.unsynced(batch)) if (!(await syncOne(row, synced))) break;
+      } finally {
+        outbox.markAllSynced(synced);
+      }
+      return synced.length;
     },
   };
 }

@@ -11,102 +11,29 @@
 // Below, one search at 100 and at 100,000 records, in-process through FhirRouter (no HTTP): the adapter's
 // identifier search and its document scan (DocumentReference by status, type and _lastUpdated=ge<watermark>),
 // on the server's indexed repository and on Medplum's MemoryRepository (the full scan it replaced).
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FhirRouter, MemoryRepository } from '@medplum/fhir-router';
 import type { Bundle, Resource } from '@medplum/fhirtypes';
 import { systemClock } from '../src/clock.ts';
-import { parseConfig } from '../src/config.ts';
-import { openDatabase } from '../src/database/open.ts';
 import { createFhirEmr } from '../src/emr/fhir/index.ts';
-import type { EmrPort } from '../src/emr/port.ts';
 import { loadFhirDefinitions } from '../src/fhir-server/definitions.ts';
 import { IndexedMemoryRepository } from '../src/fhir-server/indexed-repository.ts';
 import { silentLogger } from '../src/logger.ts';
-import { ADAPTER_MIGRATIONS } from '../src/paths.ts';
-import { createProcessor } from '../src/processor/index.ts';
 import { startChild, type Child } from './support/child.ts';
-import { appointmentEvent } from './support/events.ts';
+import { measure, total, type Run } from './processor.ts';
 
 const SYSTEM = 'urn:emr-bridge:service';
-const APPOINTMENTS = 200;
-const EVENTS_PER = 10;
-const TYPES = ['appointment.created', 'appointment.rescheduled', 'appointment.payment_updated'];
+const _APPOINTMENTS = 200;
+const _EVENTS_PER = 10;
+const _TYPES = ['appointment.created', 'appointment.rescheduled', 'appointment.payment_updated'];
 const STORED = 100_000;
 const ROUNDS = 4;
-const STALL_MS = 30_000;
+const _STALL_MS = 30_000;
 const LOINC = 'http://loinc.org';
 const DOC_TYPES = ['11502-2', '57833-6'];
-
-interface Run {
-  applied: number;
-  seconds: number;
-  rate: number;
-  cpuUs: number;
-}
-
-function processCpuUs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) / 100) * 1e6;
-}
-
-/** As bench/processor.ts measures: the inbox filled with the workload, then drained by the processor. */
-async function measure(emr: EmrPort, dir: string, name: string, prefix: string, serverPid: number): Promise<Run> {
-  const db = openDatabase({ path: join(dir, `${name}.db`), migrationsDir: ADAPTER_MIGRATIONS });
-  const insert = db.prepare('INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES (?, ?, ?, ?, ?)');
-  db.transaction(() => {
-    for (let e = 0; e < EVENTS_PER; e++)
-      for (let a = 0; a < APPOINTMENTS; a++) {
-        const body = appointmentEvent({
-          appointmentId: `${prefix}apt_${a}`,
-          eventType: TYPES[Math.min(e, 2)]!,
-          occurredAt: new Date(Date.UTC(2026, 0, 1, 0, e)).toISOString(),
-          startsAt: new Date(Date.UTC(2026, 1, 1, e)).toISOString(),
-        });
-        insert.run(body.eventId, String(body.eventType), '{}', Buffer.from(JSON.stringify(body)), systemClock.now());
-      }
-  })();
-  const processor = createProcessor({
-    db,
-    clock: systemClock,
-    logger: silentLogger(),
-    emr,
-    config: parseConfig({ PROCESSOR_CONCURRENCY: '8' }),
-    serviceClient: { putMapping: async () => undefined },
-    documentEvents: { apply: async () => undefined },
-  });
-  const cpu = () => {
-    const u = process.cpuUsage();
-    return u.user + u.system + processCpuUs(serverPid);
-  };
-  const cpu0 = cpu();
-  const t0 = performance.now();
-  let applied = 0;
-  let progressAt = t0;
-  while (processor.depth() > 0) {
-    const finished = await processor.runOnce();
-    applied += finished;
-    if (finished > 0) progressAt = performance.now();
-    else if (performance.now() - progressAt > STALL_MS) {
-      db.close();
-      throw new Error(`${name}: no event applied for ${STALL_MS / 1000} s`);
-    }
-  }
-  const seconds = (performance.now() - t0) / 1000;
-  const cpuUs = cpu() - cpu0;
-  const dead = db.prepare("SELECT count(*) FROM processing WHERE state = 'dead'").pluck().get() as number;
-  db.close();
-  if (dead > 0) throw new Error(`${name}: ${dead} events became dead letters; the rate would mean nothing`);
-  return { applied, seconds, rate: applied / seconds, cpuUs };
-}
-
-const total = (runs: Run[]): Run => {
-  const applied = runs.reduce((n, r) => n + r.applied, 0);
-  const seconds = runs.reduce((n, r) => n + r.seconds, 0);
-  return { applied, seconds, rate: applied / seconds, cpuUs: runs.reduce((n, r) => n + r.cpuUs, 0) };
-};
 
 /** Record i of a filled server: Patients and Appointments in turn, each with its service identifier. */
 function filler(i: number): Resource {

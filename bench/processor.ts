@@ -39,7 +39,7 @@ const FHIR_ROUNDS = 4;
 const STALL_MS = 30_000;
 const SMART_CLIENT_ID = 'emr-bridge';
 
-interface Run {
+export interface Run {
   applied: number;
   seconds: number;
   rate: number;
@@ -54,7 +54,7 @@ function processCpuUs(pid: number): number {
 }
 
 /** `prefix` keeps each round's appointments and patients new to a FHIR server that served earlier rounds. */
-async function measure(emr: EmrPort, dir: string, name: string, prefix = '', serverPid?: number, workload = WORKLOAD): Promise<Run> {
+export async function measure(emr: EmrPort, dir: string, name: string, prefix = '', serverPid?: number, workload = WORKLOAD): Promise<Run> {
   const db = openDatabase({ path: join(dir, `${name}.db`), migrationsDir: ADAPTER_MIGRATIONS });
   const insert = db.prepare('INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES (?, ?, ?, ?, ?)');
   db.transaction(() => {
@@ -104,7 +104,7 @@ async function measure(emr: EmrPort, dir: string, name: string, prefix = '', ser
   return { applied, seconds, rate: applied / seconds, cpuUs };
 }
 
-const total = (runs: Run[]): Run => {
+export const total = (runs: Run[]): Run => {
   const applied = runs.reduce((n, r) => n + r.applied, 0);
   const seconds = runs.reduce((n, r) => n + r.seconds, 0);
   return { applied, seconds, rate: applied / seconds, cpuUs: runs.reduce((n, r) => n + r.cpuUs, 0) };

@@ -13,10 +13,12 @@
 // wrk counted 2xx answers (a request cut off at the end may be committed and not counted), none twice.
 // Targets (issue 14): serve >= 0.85 of the floor, >= 0.35 of bare, p99 < 25 ms, every acknowledged
 // event in the inbox. wrk missing: the part fails and says how to install it (no fallback).
+// BENCH_BEFORE=<another checkout, with its node_modules> adds that checkout's receiver app and `serve` to
+// every round (before/after of a change, measured in one run); the floor and bare stay this checkout's.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Child, ROOT, startChild } from './support/child.ts';
 import { writeRequestsFile } from './wrk/requests-file.ts';
@@ -39,14 +41,19 @@ const BARE_MAX_DELIVERIES = 120_000;
 const STORING_MIN_DELIVERIES = 150_000;
 const STORING_MAX_DELIVERIES = 500_000;
 
-export type ServerKind = 'bare' | 'floor' | 'receiver-app' | 'serve';
+export type ServerKind = 'bare' | 'floor' | 'receiver-app' | 'serve' | 'receiver-app-before' | 'serve-before';
 
 const LABELS: Record<ServerKind, string> = {
   bare: 'bare node:http',
   floor: 'floor: Koa+raw-body+HMAC+group commit',
   'receiver-app': 'receiver app alone (src, no workers)',
   serve: 'emr-bridge serve',
+  'receiver-app-before': 'BEFORE: receiver app alone',
+  'serve-before': 'BEFORE: emr-bridge serve',
 };
+
+/** The checkout the `-before` kinds run from (BENCH_BEFORE), if any. */
+const BEFORE_ROOT = process.env.BENCH_BEFORE ? resolve(process.env.BENCH_BEFORE) : undefined;
 
 /** A loopback port nothing listens on (taken, then let go): the neighbours `serve` is pointed at refuse. */
 async function refusedPort(): Promise<number> {
@@ -66,8 +73,11 @@ export interface Started {
 /** Starts one server in its own process, in its own data folder; `nodeArgs` go before the script (e.g. --cpu-prof). */
 export async function startServer(kind: ServerKind, dir: string, nodeArgs: string[] = [], extraEnv: Record<string, string> = {}): Promise<Started> {
   const signing = { SERVICE_KEY_ID: KEY_ID, SERVICE_SIGNING_SECRETS: SECRET, ...extraEnv };
-  const runTs = join(ROOT, 'bin/run-ts.js');
-  switch (kind) {
+  const before = kind.endsWith('-before');
+  if (before && !BEFORE_ROOT) throw new Error(`${kind} needs BENCH_BEFORE (another checkout)`);
+  const root = before ? BEFORE_ROOT! : ROOT;
+  const runTs = join(root, 'bin/run-ts.js');
+  switch (kind.replace(/-before$/, '') as 'bare' | 'floor' | 'receiver-app' | 'serve') {
     case 'bare':
       return { child: await startChild([...nodeArgs, runTs, join(ROOT, 'bench/support/bare-server.ts')]) };
     case 'floor': {
@@ -76,11 +86,11 @@ export async function startServer(kind: ServerKind, dir: string, nodeArgs: strin
     }
     case 'receiver-app': {
       const dbPath = join(dir, 'receiver.db');
-      return { child: await startChild([...nodeArgs, runTs, join(ROOT, 'bench/support/receiver-process.ts'), dbPath, '0'], { env: signing }), dbPath };
+      return { child: await startChild([...nodeArgs, runTs, join(root, 'bench/support/receiver-process.ts'), dbPath, '0'], { env: signing }), dbPath };
     }
     case 'serve': {
       const refused = `http://127.0.0.1:${await refusedPort()}`;
-      const child = await startChild([...nodeArgs, join(ROOT, 'bin/emr-bridge.js'), 'serve'], {
+      const child = await startChild([...nodeArgs, join(root, 'bin/emr-bridge.js'), 'serve'], {
         // Its own folder as working directory: no .env from the checkout is read.
         cwd: dir,
         env: {
@@ -196,7 +206,7 @@ const median = (xs: number[]) => {
 
 export async function benchReceiverWrk(): Promise<{ rows: Record<string, string | number>[]; ok: boolean }> {
   requireWrk();
-  const kinds: ServerKind[] = ['bare', 'floor', 'receiver-app', 'serve'];
+  const kinds: ServerKind[] = ['bare', 'floor', 'receiver-app', 'serve', ...(BEFORE_ROOT ? (['receiver-app-before', 'serve-before'] as const) : [])];
   const all: Measurement[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? kinds : [...kinds].reverse();

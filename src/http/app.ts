@@ -1,12 +1,41 @@
 // createApp builds the adapter's Koa app without listening: tests drive app.callback() through
 // supertest, and only the CLI listens. Routes: the webhook receiver, health, readiness, metrics, and the
 // admin API (each part contributes a router, all behind ADMIN_TOKEN).
-import Koa from 'koa';
+import Koa, { type Context, type Middleware } from 'koa';
 import Router from '@koa/router';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { adminAuth } from './admin-auth.ts';
-import { errorMiddleware } from './error-middleware.ts';
+import { answerError, errorMiddleware } from './error-middleware.ts';
+
+/** One method on one exact path, answered by `handle` (which throws what the error middleware would answer). */
+export interface DirectRoute {
+  method: string;
+  path: string;
+  handle(ctx: Context): Promise<void>;
+}
+
+/** A router whose hot route createApp answers directly (routeDirectly). */
+type DirectlyRouted = Router & { directRoute?: DirectRoute };
+
+/**
+ * Marks the hot route of `router` (the webhook): createApp answers it first, before the error middleware
+ * and without the router's dispatch (path matching, a middleware chain composed per request), its errors
+ * answered as the error middleware answers them. The router keeps the route too, so it works on its own and
+ * its other methods still get 405 from allowedMethods. The mark travels with the router: no registry.
+ */
+export function routeDirectly(router: Router, route: DirectRoute): Router {
+  return Object.assign(router as DirectlyRouted, { directRoute: route });
+}
+
+function directRoutesMiddleware(routes: DirectRoute[], logger: Logger): Middleware {
+  const answer = (ctx: Context) => (err: unknown) => answerError(ctx, err, logger);
+  return (ctx, next) => {
+    // The raw URL first (what a client sends), the parsed path when there is a query string.
+    for (const r of routes) if (ctx.method === r.method && (ctx.req.url === r.path || ctx.path === r.path)) return r.handle(ctx).catch(answer(ctx));
+    return next();
+  };
+}
 
 export interface ReadinessCheck {
   name: string;
@@ -39,9 +68,11 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa();
   app.proxy = false;
   app.silent = true;
+  const surface = deps.surface ?? 'all';
+  const direct = surface === 'admin' ? [] : deps.routers.flatMap((r) => (r as DirectlyRouted).directRoute ?? []);
+  if (direct.length > 0) app.use(directRoutesMiddleware(direct, deps.logger));
   app.use(errorMiddleware(deps.logger));
 
-  const surface = deps.surface ?? 'all';
   // The webhook route first: it is the one on the hot path.
   if (surface !== 'admin') for (const r of deps.routers) app.use(r.routes()).use(r.allowedMethods());
 

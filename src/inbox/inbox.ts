@@ -52,6 +52,10 @@ export interface InboxDeps {
   probeIntervalMs?: number;
 }
 
+/** The two answers, shared by every request (never mutated). */
+const STORED: StoreResult = Object.freeze({ duplicate: false });
+const DUPLICATE: StoreResult = Object.freeze({ duplicate: true });
+
 const unavailable = (cause: unknown) => new UnavailableError('the inbox cannot take the event now', cause, 'inbox_unavailable');
 
 export function createInbox(deps: InboxDeps): Inbox {
@@ -59,7 +63,8 @@ export function createInbox(deps: InboxDeps): Inbox {
   const health = createWriteHealth({ clock, logger, probe: createStoreProbe(db), ...(deps.probeIntervalMs ? { probeIntervalMs: deps.probeIntervalMs } : {}) });
   const write = groupWriter(db, logger, health);
   return {
-    store: (e) => write.submit({ ...e, receivedAt: clock.now() }).then((duplicate) => ({ duplicate })),
+    // One row object, no spread and no further promise: the commit resolves with the answer itself.
+    store: (e) => write.submit({ eventId: e.eventId, eventType: e.eventType, headers: e.headers, body: e.body, receivedAt: clock.now() }),
     async close() {
       await write.close();
       health.stop();
@@ -86,17 +91,17 @@ function canTakeWriteLock(db: Db, health: WriteHealth): boolean {
 }
 
 interface Writer {
-  submit(row: InboxRow): Promise<boolean>;
+  submit(row: InboxRow): Promise<StoreResult>;
   close(): Promise<void>;
 }
 
 function groupWriter(db: Db, logger: Logger, health: WriteHealth): Writer {
   let batchWriter: ((rows: InboxRow[]) => boolean[]) | undefined;
-  const committer = createGroupCommitter<InboxRow, boolean>((rows) => {
-    let results: boolean[];
+  const committer = createGroupCommitter<InboxRow, StoreResult>((rows) => {
+    let duplicates: boolean[];
     try {
       batchWriter ??= createBatchWriter(db);
-      results = batchWriter(rows);
+      duplicates = batchWriter(rows);
     } catch (err) {
       // Disk full, read-only file, a lock held past busy_timeout: the event is not on disk, so the
       // answer must not be 2xx. 503 makes the service retry on its ladder; readiness turns 503 too.
@@ -105,6 +110,8 @@ function groupWriter(db: Db, logger: Logger, health: WriteHealth): Writer {
       throw unavailable(err);
     }
     health.committed();
+    const results = new Array<StoreResult>(duplicates.length);
+    for (let i = 0; i < duplicates.length; i++) results[i] = duplicates[i] ? DUPLICATE : STORED;
     return results;
   });
   return { submit: (row) => committer.submit(row), close: async () => committer.flush() };

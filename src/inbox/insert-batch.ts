@@ -15,12 +15,16 @@ export function createBatchWriter(db: Database.Database): (rows: InboxRow[]) => 
     `INSERT INTO inbox_events (event_id, event_type, headers, body, received_at)
      VALUES (?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`,
   );
-  const tx = db.transaction((rows: InboxRow[]) =>
-    rows.map(
-      (r) =>
-        insert.run(r.eventId, r.eventType, JSON.stringify(r.headers), Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength), r.receivedAt)
-          .changes === 0,
-    ),
-  );
+  const tx = db.transaction((rows: InboxRow[]) => {
+    const duplicate = new Array<boolean>(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
+      duplicate[i] = insert.run(r.eventId, r.eventType, JSON.stringify(r.headers), asBuffer(r.body), r.receivedAt).changes === 0;
+    }
+    return duplicate;
+  });
   return (rows) => tx.immediate(rows);
 }
+
+/** better-sqlite3 binds a Buffer as a BLOB: the receiver's bodies already are one (no copy, no new view). */
+const asBuffer = (body: Uint8Array): Buffer => (Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));

@@ -7,6 +7,12 @@ export interface Metrics {
   eventsReceived: Counter<'event_type' | 'duplicate'>;
   eventsRejected: Counter<'reason'>;
   ackLatency: Histogram<never>;
+  /**
+   * One acknowledged webhook, on the receiver's hot path: counted here by event type and duplicate, and added
+   * to eventsReceived when it is read (a scrape), so no request pays prom-client's label hashing; the
+   * latency goes to ackLatency.
+   */
+  webhookAcknowledged(eventType: string, duplicate: boolean, seconds: number): void;
   /** Set the function that reads the inbox depth when scraped. */
   setInboxDepthSource(read: () => number): void;
 }
@@ -15,11 +21,21 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
   const registry = new Registry();
   if (opts.defaultMetrics) collectDefaultMetrics({ register: registry });
   let readDepth: () => number = () => 0;
+  /** Per event type, acknowledged [stored, duplicate] not yet added to the counter. */
+  const uncounted = new Map<string, [number, number]>();
   const eventsReceived = new Counter({
     name: 'emr_bridge_webhook_events_received_total',
     help: 'Verified webhook deliveries acknowledged, by event type and whether the eventId was already stored.',
     labelNames: ['event_type', 'duplicate'] as const,
     registers: [registry],
+    collect() {
+      for (const [eventType, n] of uncounted) {
+        if (n[0] > 0) this.inc({ event_type: eventType, duplicate: 'false' }, n[0]);
+        if (n[1] > 0) this.inc({ event_type: eventType, duplicate: 'true' }, n[1]);
+        n[0] = 0;
+        n[1] = 0;
+      }
+    },
   });
   const eventsRejected = new Counter({
     name: 'emr_bridge_webhook_events_rejected_total',
@@ -46,6 +62,12 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     eventsReceived,
     eventsRejected,
     ackLatency,
+    webhookAcknowledged(eventType, duplicate, seconds) {
+      const n = uncounted.get(eventType);
+      if (n) n[duplicate ? 1 : 0]++;
+      else uncounted.set(eventType, duplicate ? [0, 1] : [1, 0]);
+      ackLatency.observe(seconds);
+    },
     setInboxDepthSource: (read) => {
       readDepth = read;
     },

@@ -3,6 +3,7 @@
 // processor parses it, and dead-letters an event whose body disagrees with its headers). Without the
 // headers the body's values are used; a body that is not JSON still gets a stable id (a hash of its
 // bytes), so it is stored once, acknowledged, and later dead-lettered by the processor.
+// Called on every webhook: no closures or intermediate objects on the path where both headers are there.
 import { createHash } from 'node:crypto';
 import { HEADERS } from '../signature/webhook-signature.ts';
 
@@ -11,16 +12,28 @@ export interface EventIdentity {
   eventType: string;
 }
 
+type Headers = Record<string, string | string[] | undefined>;
+
 const MAX_ID = 200;
 
 function text(v: unknown): string | undefined {
   return typeof v === 'string' && v.length > 0 && v.length <= MAX_ID ? v : undefined;
 }
 
-export function identifyEvent(body: Buffer, headers: Record<string, string | string[] | undefined>): EventIdentity {
-  const header = (name: string) => text(Array.isArray(headers[name]) ? headers[name][0] : headers[name]);
-  const fromHeaders = { eventId: header(HEADERS.eventId), eventType: header(HEADERS.eventType) };
-  if (fromHeaders.eventId && fromHeaders.eventType) return fromHeaders as EventIdentity;
+function headerText(headers: Headers, name: string): string | undefined {
+  const v = headers[name];
+  return text(Array.isArray(v) ? v[0] : v);
+}
+
+export function identifyEvent(body: Buffer, headers: Headers): EventIdentity {
+  const eventId = headerText(headers, HEADERS.eventId);
+  const eventType = headerText(headers, HEADERS.eventType);
+  if (eventId !== undefined && eventType !== undefined) return { eventId, eventType };
+  return fromBody(body, eventId, eventType);
+}
+
+/** A delivery without one of the headers (not what the interface sends): the body's values, else a hash and 'unknown'. */
+function fromBody(body: Buffer, headerId: string | undefined, headerType: string | undefined): EventIdentity {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
@@ -29,13 +42,13 @@ export function identifyEvent(body: Buffer, headers: Record<string, string | str
   }
   const obj = parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
   return {
-    eventId: fromHeaders.eventId ?? text(obj.eventId) ?? `sha256:${createHash('sha256').update(body).digest('hex')}`,
-    eventType: fromHeaders.eventType ?? text(obj.eventType) ?? 'unknown',
+    eventId: headerId ?? text(obj.eventId) ?? `sha256:${createHash('sha256').update(body).digest('hex')}`,
+    eventType: headerType ?? text(obj.eventType) ?? 'unknown',
   };
 }
 
 /** The headers worth keeping with the event: the service's own, plus content-type. */
-export function keptHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+export function keptHeaders(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers)) {
     if (v === undefined) continue;

@@ -1,9 +1,11 @@
 // POST /webhooks/service: raw bytes first (with a size limit), then the signature, then the durable
 // inbox, then 2xx. Nothing is parsed or processed here; the processor does that in the background.
 import Router from '@koa/router';
+import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { Clock } from '../clock.ts';
 import { AppError, UnauthorizedError } from '../errors.ts';
+import { routeDirectly } from '../http/app.ts';
 import type { Inbox } from '../inbox/inbox.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
@@ -41,10 +43,20 @@ async function readBody(req: import('node:http').IncomingMessage, limit: number)
   }
 }
 
+/**
+ * The webhook route. createApp answers it ahead of its middleware and routers' dispatch (routeDirectly);
+ * the router keeps it too, for a router mounted on its own and for 405 on the path's other methods.
+ */
 export function createReceiverRouter(deps: ReceiverDeps): Router {
+  const handle = webhookHandler(deps);
   const router = new Router();
-  router.post(WEBHOOK_PATH, async (ctx) => {
-    const stopTimer = deps.metrics.ackLatency.startTimer();
+  router.post(WEBHOOK_PATH, handle);
+  return routeDirectly(router, { method: 'POST', path: WEBHOOK_PATH, handle });
+}
+
+function webhookHandler(deps: ReceiverDeps): (ctx: Context) => Promise<void> {
+  return async (ctx) => {
+    const started = performance.now();
     let body: Buffer;
     try {
       body = await readBody(ctx.req, deps.maxBodyBytes);
@@ -77,11 +89,9 @@ export function createReceiverRouter(deps: ReceiverDeps): Router {
       deps.metrics.eventsRejected.inc({ reason: 'inbox_unavailable' });
       throw err;
     }
-    deps.metrics.eventsReceived.inc({ event_type: eventType, duplicate: String(result.duplicate) });
     deps.logger.debug({ eventId, eventType, duplicate: result.duplicate }, 'webhook stored');
     ctx.status = 200;
     ctx.body = { received: true, duplicate: result.duplicate };
-    stopTimer();
-  });
-  return router;
+    deps.metrics.webhookAcknowledged(eventType, result.duplicate, (performance.now() - started) / 1000);
+  };
 }

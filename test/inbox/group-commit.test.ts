@@ -37,3 +37,18 @@ describe('createGroupCommitter', () => {
     expect(await c.submit(3)).toBe('3');
   });
 });
+
+describe('createGroupCommitter, submissions during a commit', () => {
+  it('commits what was submitted during a commit in a batch of its own', async () => {
+    const batches: number[][] = [];
+    let late: Promise<number> | undefined;
+    const c = createGroupCommitter<number, number>((batch) => {
+      batches.push([...batch]);
+      late ??= c.submit(99);
+      return batch;
+    });
+    expect(await Promise.all([c.submit(1), c.submit(2)])).toEqual([1, 2]);
+    expect(await late).toBe(99);
+    expect(batches).toEqual([[1, 2], [99]]);
+  });
+});

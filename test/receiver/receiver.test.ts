@@ -107,6 +107,22 @@ describe('POST /webhooks/service', () => {
     expect(rows()).toHaveLength(0);
   });
 
+  it('takes the webhook with a query string, and at a trailing slash through the router', async () => {
+    for (const path of ['/webhooks/service?via=test', '/webhooks/service/']) {
+      const w = signedWebhook(f.clock.now());
+      const res = await request(f.app.callback()).post(path).set(w.headers).send(w.body.toString('utf8'));
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ received: true, duplicate: false });
+    }
+    expect(rows()).toHaveLength(2);
+  });
+
+  it('answers 405 to other methods on the webhook path', async () => {
+    const res = await request(f.app.callback()).get('/webhooks/service');
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('POST');
+  });
+
   it('answers 503, never 2xx, when the database is read-only', async () => {
     await f.close();
     const rw = receiverFixture();

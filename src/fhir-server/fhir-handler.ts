@@ -5,6 +5,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { getStatus, isOk, normalizeOperationOutcome } from '@medplum/core';
 import { FhirRouter, type HttpMethod } from '@medplum/fhir-router';
 import type { Resource } from '@medplum/fhirtypes';
+import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import { IndexedMemoryRepository } from './indexed-repository.ts';
 import { createJournal, replayJournal, type ResourceJournal } from './persistence.ts';
@@ -26,6 +27,8 @@ export interface FhirAnswer {
 
 export interface FhirHandlerOptions {
   dataFile?: string;
+  /** Stamps meta.lastUpdated on writes. */
+  clock?: Clock;
   logger: Logger;
   /** false: If-None-Exist is dropped, so every create is a plain create. */
   conditionalCreate: boolean;
@@ -40,7 +43,7 @@ function withoutIfNoneExist(headers: IncomingHttpHeaders): IncomingHttpHeaders {
 }
 
 export async function createFhirHandler(opts: FhirHandlerOptions): Promise<FhirHandler> {
-  const repo = new IndexedMemoryRepository();
+  const repo = new IndexedMemoryRepository(opts.clock);
   const router = new FhirRouter();
   let journal: ResourceJournal | undefined;
   if (opts.dataFile) {

@@ -37,6 +37,7 @@ import {
   type WithId,
 } from '@medplum/core';
 import { MemoryRepository } from '@medplum/fhir-router';
+import { systemClock, toIso, type Clock } from '../clock.ts';
 import type { Bundle, Resource } from '@medplum/fhirtypes';
 
 interface Entry {
@@ -118,6 +119,11 @@ export class IndexedMemoryRepository extends MemoryRepository {
   private readonly byUpdated = new Map<string, UpdatedIndex>();
   private readonly expressions = new Map<string, FhirPathAtom | null>();
   private nextSeq = 0;
+
+  /** `clock` stamps meta.lastUpdated on writes, as the server's sign-in checks read time: the injected one. */
+  constructor(private readonly clock: Clock = systemClock) {
+    super();
+  }
 
   /** Medplum's search parameter `code` of the type as a parsed FHIRPath, when it is of the given kind. */
   private expression(resourceType: string, code: string, kind: ParamKind): FhirPathAtom | undefined {
@@ -217,7 +223,7 @@ export class IndexedMemoryRepository extends MemoryRepository {
   override createResource<T extends Resource>(resource: T): Promise<WithId<T>> {
     const meta = { ...resource.meta };
     if (!meta.versionId) meta.versionId = generateId();
-    if (!meta.lastUpdated) meta.lastUpdated = new Date().toISOString();
+    if (!meta.lastUpdated) meta.lastUpdated = toIso(this.clock.now());
     const prepared = { ...resource, id: resource.id || this.generateId(), meta } as WithId<T> & { meta: { lastUpdated: string } };
     const stored = super.createResource(prepared);
     this.index(prepared);

@@ -97,7 +97,12 @@ async function route(routes: Routes, req: IncomingMessage, res: ServerResponse):
 export async function startFhirServer(opts: FhirServerOptions): Promise<RunningFhirServer> {
   loadFhirDefinitions();
   const conditionalCreate = opts.conditionalCreate ?? true;
-  const fhir = await createFhirHandler({ logger: opts.logger, conditionalCreate, ...(opts.dataFile ? { dataFile: opts.dataFile } : {}) });
+  const fhir = await createFhirHandler({
+    logger: opts.logger,
+    conditionalCreate,
+    ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.dataFile ? { dataFile: opts.dataFile } : {}),
+  });
   const server = createServer();
   const host = opts.host ?? '127.0.0.1';
   const port = await listen(server, opts.port ?? 0, host);

@@ -12,7 +12,7 @@ import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import supertest from 'supertest';
 import { createApp } from '../../src/http/app.ts';
 import { createMetrics } from '../../src/metrics/metrics.ts';
-import { createDocumentEventSink, createPusher, createPusherAdminRouter } from '../../src/pusher/index.ts';
+import { createDocumentEventSink, createPusher, createPusherAdminRouter, type Pusher } from '../../src/pusher/index.ts';
 import { ServiceCallError } from '../../src/service-client/errors.ts';
 import { captureLogger } from '../support/log-capture.ts';
 import { PDF } from '../support/simulator-fixture.ts';
@@ -225,17 +225,21 @@ describe('final states', () => {
   });
 });
 
+/** The pusher's admin routes in an app of their own, behind the test admin token. */
+const adminApp = (pusher: Pusher) =>
+  createApp({
+    logger: silentLogger(),
+    metrics: createMetrics(),
+    routers: [],
+    adminRouters: [createPusherAdminRouter({ pusher, logger: silentLogger(), maxBodyBytes: parseConfig({}).adminMaxBodyBytes })],
+    adminToken: 'admin-token-for-tests-0001',
+    readiness: [],
+  });
+
 describe('the admin routes', () => {
   it('send again a document that failed here, 409 for a final one, 404 for an unknown one', async () => {
     const f = fixture([new ServiceCallError({ code: 'unauthorized', message: 'bad key', retryable: false }, 401)]);
-    const app = createApp({
-      logger: silentLogger(),
-      metrics: createMetrics(),
-      routers: [],
-      adminRouters: [createPusherAdminRouter({ pusher: f.pusher, logger: silentLogger(), maxBodyBytes: parseConfig({}).adminMaxBodyBytes })],
-      adminToken: 'admin-token-for-tests-0001',
-      readiness: [],
-    });
+    const app = adminApp(f.pusher);
     const post = (path: string) => supertest(app.callback()).post(`/admin${path}`).set('authorization', 'Bearer admin-token-for-tests-0001');
     f.pusher.enqueue('lab_report', request());
     await f.pusher.runOnce();
@@ -255,14 +259,7 @@ describe('the admin routes', () => {
 describe('unknown fields in admin bodies', () => {
   it('answer 400 naming the field, and queue nothing', async () => {
     const f = fixture();
-    const app = createApp({
-      logger: silentLogger(),
-      metrics: createMetrics(),
-      routers: [],
-      adminRouters: [createPusherAdminRouter({ pusher: f.pusher, logger: silentLogger(), maxBodyBytes: parseConfig({}).adminMaxBodyBytes })],
-      adminToken: 'admin-token-for-tests-0001',
-      readiness: [],
-    });
+    const app = adminApp(f.pusher);
     const post = (body: unknown) =>
       supertest(app.callback())
         .post('/admin/documents')

@@ -24,7 +24,7 @@ if (!dbPath || !keyId || !secrets) throw new Error('usage: SERVICE_KEY_ID=… SE
 const db = new Database(dbPath);
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = FULL');
-// The inbox's table as the adapter's migrations leave it (db/001_inbox.sql without the index 005 dropped).
+// The inbox's table as the adapter's migrations leave it (db/sqlite/001_inbox.sql without the index 005 dropped).
 db.exec(`CREATE TABLE IF NOT EXISTS inbox_events (
   id INTEGER PRIMARY KEY, event_id TEXT NOT NULL UNIQUE, event_type TEXT NOT NULL,
   headers TEXT NOT NULL, body BLOB, received_at INTEGER NOT NULL)`);

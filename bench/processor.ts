@@ -7,7 +7,8 @@
 // round a fresh FHIR client (so each smart round pays its own discovery and token request), and the
 // smart/none ratio is the target (>= 0.95: sign-in must cost next to nothing once the token is held).
 // CPU per event (this process and the FHIR server's) is shown beside it: on a shared machine it moves
-// less than throughput does.
+// less than throughput does. The same workload on PostgreSQL, with one processor and with two sharing the
+// database, is ./processor-postgres.ts.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,17 +23,31 @@ import type { EmrPort } from '../src/emr/port.ts';
 import { silentLogger } from '../src/logger.ts';
 import { ADAPTER_MIGRATIONS } from '../src/paths.ts';
 import { createProcessor } from '../src/processor/index.ts';
+import { createSqliteProcessorStores } from '../src/storage/sqlite/processor-stores.ts';
+import { benchPostgresProcessors } from './processor-postgres.ts';
 import { startChild, type Child } from './support/child.ts';
 import { appointmentEvent } from './support/events.ts';
 
 /** The workload: `appointments` appointments with `eventsPer` events each, stored interleaved (as they arrive). */
-interface Workload {
+export interface Workload {
   appointments: number;
   eventsPer: number;
 }
-const WORKLOAD: Workload = { appointments: 200, eventsPer: 10 };
+export const WORKLOAD: Workload = { appointments: 200, eventsPer: 10 };
 const BACKLOG: Workload = { appointments: 2_000, eventsPer: 20 };
 const TYPES = ['appointment.created', 'appointment.rescheduled', 'appointment.payment_updated'];
+
+/** The workload's events in the order they are stored: each round of events over every appointment. */
+export function* workloadEvents(workload: Workload, prefix = ''): Generator<Record<string, unknown>> {
+  for (let e = 0; e < workload.eventsPer; e++)
+    for (let a = 0; a < workload.appointments; a++)
+      yield appointmentEvent({
+        appointmentId: `${prefix}apt_${a}`,
+        eventType: TYPES[Math.min(e, 2)]!,
+        occurredAt: new Date(Date.UTC(2026, 0, 1, 0, e)).toISOString(),
+        startsAt: new Date(Date.UTC(2026, 1, 1, e)).toISOString(),
+      });
+}
 /** Rounds of none/smart against the FHIR servers, in alternating order (none first, then smart first, ...). */
 const FHIR_ROUNDS = 4;
 /** A run that applies nothing for this long is broken (a refused sign-in waits forever), not slow. */
@@ -58,19 +73,11 @@ export async function measure(emr: EmrPort, dir: string, name: string, prefix = 
   const db = openDatabase({ path: join(dir, `${name}.db`), migrationsDir: ADAPTER_MIGRATIONS });
   const insert = db.prepare('INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES (?, ?, ?, ?, ?)');
   db.transaction(() => {
-    for (let e = 0; e < workload.eventsPer; e++)
-      for (let a = 0; a < workload.appointments; a++) {
-        const body = appointmentEvent({
-          appointmentId: `${prefix}apt_${a}`,
-          eventType: TYPES[Math.min(e, 2)]!,
-          occurredAt: new Date(Date.UTC(2026, 0, 1, 0, e)).toISOString(),
-          startsAt: new Date(Date.UTC(2026, 1, 1, e)).toISOString(),
-        });
-        insert.run(body.eventId, String(body.eventType), '{}', Buffer.from(JSON.stringify(body)), systemClock.now());
-      }
+    for (const body of workloadEvents(workload, prefix))
+      insert.run(body.eventId, String(body.eventType), '{}', Buffer.from(JSON.stringify(body)), systemClock.now());
   })();
   const processor = createProcessor({
-    db,
+    stores: createSqliteProcessorStores(db, systemClock),
     clock: systemClock,
     logger: silentLogger(),
     emr,
@@ -86,7 +93,7 @@ export async function measure(emr: EmrPort, dir: string, name: string, prefix = 
   const t0 = performance.now();
   let applied = 0;
   let progressAt = t0;
-  while (processor.depth() > 0) {
+  while ((await processor.depth()) > 0) {
     const finished = await processor.runOnce();
     applied += finished;
     if (finished > 0) progressAt = performance.now();
@@ -130,6 +137,7 @@ export async function benchProcessor(): Promise<{ rows: Record<string, string | 
 
     const memory = await measure(createMemoryEmr(), dir, 'memory');
     const backlog = await measure(createMemoryEmr(), dir, 'memory-backlog', '', undefined, BACKLOG);
+    const postgres = await benchPostgresProcessors(memory);
     const smartAuth = await loadFhirAuthSettings({ mode: 'smart', clientId: SMART_CLIENT_ID, privateKeyPath });
     const variants: Record<'none' | 'smart', { child: Child; auth: FhirAuthSettings }> = {
       none: { child: plain, auth: { mode: 'none' } },
@@ -163,7 +171,7 @@ export async function benchProcessor(): Promise<{ rows: Record<string, string | 
     const signedIn = total(runs.smart);
     const ratio = signedIn.rate / none.rate;
     const roundRatios = runs.smart.map((s, i) => s.rate / runs.none[i]!.rate);
-    const ok = ratio >= 0.95;
+    const ok = ratio >= 0.95 && postgres.ok;
     const cpuPerEvent = (r: Run) => r.cpuUs / r.applied;
     const row = (emr: string, r: Run) => ({
       emr,
@@ -188,6 +196,7 @@ export async function benchProcessor(): Promise<{ rows: Record<string, string | 
           'CPU µs/event': `CPU none/smart ${(cpuPerEvent(none) / cpuPerEvent(signedIn)).toFixed(2)}`,
         },
         { emr: 'token requests per smart run (2,000 events)', events: '', seconds: '', 'events applied/s': tokenRequests.join(', '), 'CPU µs/event': '' },
+        ...postgres.rows,
       ],
     };
   } finally {

@@ -112,7 +112,10 @@ export interface Config {
   /** Interface to bind; 127.0.0.1 by default, 0.0.0.0 in the container image. */
   host: string;
   dataDir: string;
+  /** The SQLite file (unused once databaseUrl is set). */
   databasePath: string;
+  /** DATABASE_URL: postgres://… keeps the state in PostgreSQL, shared by several replicas; unset: SQLite at databasePath. */
+  databaseUrl?: string;
   /** Unset means: start the bundled simulator and wire it up. */
   service: {
     baseUrl?: string;
@@ -183,7 +186,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const s = parsed.data;
   const problems: string[] = unknownSettings(given as Record<string, string>, SETTING_NAMES);
   const bundled = deploymentProblems(s, problems);
-  if (s.DATABASE_URL) problems.push('DATABASE_URL: PostgreSQL is not supported by this version; unset it to keep state in SQLite at DATABASE_PATH');
+  databaseProblems(s, problems);
   if (s.ADMIN_TOKEN !== undefined && s.ADMIN_TOKEN.length < 16) problems.push('ADMIN_TOKEN: must be at least 16 characters');
   if (s.PROCESSOR_BACKOFF_MAX_MS < s.PROCESSOR_BACKOFF_BASE_MS) problems.push('PROCESSOR_BACKOFF_MAX_MS: must not be below PROCESSOR_BACKOFF_BASE_MS');
   if (s.PUSHER_BACKOFF_MAX_MS < s.PUSHER_BACKOFF_BASE_MS) problems.push('PUSHER_BACKOFF_MAX_MS: must not be below PUSHER_BACKOFF_BASE_MS');
@@ -196,6 +199,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     host: s.HOST,
     dataDir,
     databasePath: s.DATABASE_PATH ? resolve(s.DATABASE_PATH) : join(dataDir, 'emr-bridge.db'),
+    ...(s.DATABASE_URL ? { databaseUrl: s.DATABASE_URL } : {}),
     service: {
       ...(s.SERVICE_BASE_URL && !bundled.service ? { baseUrl: s.SERVICE_BASE_URL } : {}),
       ...(s.SERVICE_API_KEY ? { apiKey: s.SERVICE_API_KEY } : {}),
@@ -278,6 +282,27 @@ function deploymentProblems(s: z.output<typeof schema>, problems: string[]): Con
     if (!s.ADMIN_TOKEN) problems.push('ADMIN_TOKEN: required with NODE_ENV=production (never generated)');
   }
   return bundled;
+}
+
+/**
+ * DATABASE_URL: a PostgreSQL URL (postgres:// or postgresql://) with a host, or unset. The messages never
+ * repeat the URL, which holds the password.
+ */
+function databaseProblems(s: z.output<typeof schema>, problems: string[]): void {
+  if (!s.DATABASE_URL) return;
+  let url: URL | undefined;
+  try {
+    url = new URL(s.DATABASE_URL);
+  } catch {
+    problems.push('DATABASE_URL: not a URL; expected postgres://user:password@host:5432/database');
+    return;
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+    problems.push(
+      `DATABASE_URL: only PostgreSQL is supported (postgres:// or postgresql://), not ${url.protocol}//; unset it to keep state in SQLite at DATABASE_PATH`,
+    );
+  else if (!url.hostname && !url.searchParams.get('host')) problems.push('DATABASE_URL: names no host; expected postgres://user:password@host:5432/database');
+  if (s.DATABASE_PATH) problems.push('DATABASE_PATH: the state is in PostgreSQL once DATABASE_URL is set; unset one of the two');
 }
 
 /**

@@ -101,8 +101,26 @@ describe('deployment mode', () => {
     expect(problems({ PUSHER_SCAN_CRON: 'every minute' }).join('\n')).toMatch(/^PUSHER_SCAN_CRON: not a cron expression/m);
   });
 
-  it('refuses DATABASE_URL, which this version cannot honour, instead of ignoring it', () => {
-    expect(problems({ DATABASE_URL: 'postgres://db/emr' }).join('\n')).toContain('DATABASE_URL: PostgreSQL is not supported');
+  it('keeps the state in PostgreSQL when DATABASE_URL is a postgres:// or postgresql:// URL', () => {
+    expect(parseConfig({}).databaseUrl).toBeUndefined();
+    expect(parseConfig({ DATABASE_URL: 'postgres://bridge:secret@db.internal:5432/emr' }).databaseUrl).toBe('postgres://bridge:secret@db.internal:5432/emr');
+    expect(parseConfig({ DATABASE_URL: 'postgresql://bridge@db/emr?sslmode=require' }).databaseUrl).toBe('postgresql://bridge@db/emr?sslmode=require');
+    expect(parseConfig({ DATABASE_URL: 'postgres:///emr?host=/var/run/postgresql' }).databaseUrl).toBe('postgres:///emr?host=/var/run/postgresql');
+  });
+
+  it('refuses a DATABASE_URL of another engine, or none at all, without repeating its password', () => {
+    const mysql = problems({ DATABASE_URL: 'mysql://bridge:hunter2-secret@db/emr' }).join('\n');
+    expect(mysql).toContain('DATABASE_URL: only PostgreSQL is supported (postgres:// or postgresql://), not mysql://');
+    expect(mysql).not.toContain('hunter2-secret');
+    expect(problems({ DATABASE_URL: 'db.internal:5432/emr' }).join('\n')).toMatch(/^DATABASE_URL: (not a URL|only PostgreSQL)/m);
+    expect(problems({ DATABASE_URL: 'not a url' }).join('\n')).toContain('DATABASE_URL: not a URL');
+    expect(problems({ DATABASE_URL: 'postgres:///emr' }).join('\n')).toContain('DATABASE_URL: names no host');
+  });
+
+  it('refuses DATABASE_PATH beside DATABASE_URL rather than leave one silently unused', () => {
+    expect(problems({ DATABASE_URL: 'postgres://db/emr', DATABASE_PATH: './state.db' })).toContain(
+      'DATABASE_PATH: the state is in PostgreSQL once DATABASE_URL is set; unset one of the two',
+    );
   });
 
   it('puts the admin API on its own listener only when ADMIN_PORT or ADMIN_HOST is set', () => {

@@ -13,6 +13,7 @@ import { silentLogger } from '../../src/logger.ts';
 import { createMetrics } from '../../src/metrics/metrics.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createReceiverRouter } from '../../src/receiver/router.ts';
+import { createSqliteInboxStore } from '../../src/storage/sqlite/inbox.ts';
 
 const [dbPath, portArg] = process.argv.slice(2);
 const keyId = process.env.SERVICE_KEY_ID;
@@ -21,7 +22,7 @@ if (!dbPath || !keyId || !secrets) throw new Error('usage: SERVICE_KEY_ID=… SE
 const db = openDatabase({ path: dbPath, migrationsDir: ADAPTER_MIGRATIONS });
 const logger = silentLogger();
 const metrics = createMetrics();
-const inbox = createInbox({ db, clock: systemClock, logger });
+const inbox = createInbox({ store: createSqliteInboxStore(db), clock: systemClock, logger });
 const app = createApp({
   logger,
   metrics,

@@ -20,6 +20,7 @@ const commands: Record<CommandName, () => Promise<Command>> = {
   schemas: async () => (await import('./schemas.ts')).schemasCommand,
   keys: async () => (await import('./keys.ts')).keysCommand,
   'fhir-get': async () => (await import('./fhir-get.ts')).fhirGetCommand,
+  migrate: async () => (await import('./migrate.ts')).migrateCommand,
   backup: async () => (await import('./backup.ts')).backupCommand,
 };
 

@@ -159,6 +159,15 @@ export const SPECS = {
     summary: "reads the EMR signed in as the adapter would (e.g. fhir-get 'Appointment?_count=10') and prints the JSON",
     options: {},
   },
+  migrate: {
+    name: 'migrate',
+    summary: "applies the configured database's pending migrations (PostgreSQL with DATABASE_URL, else the SQLite file) and exits",
+    notes: [
+      'Run it before the first serve on PostgreSQL and after each upgrade: serve never migrates an existing database, it refuses an',
+      'outdated schema. On SQLite it is refused while a serve runs on the file. Exit status: 0 applied (or nothing to apply); 1 failed.',
+    ],
+    options: {},
+  },
   backup: {
     name: 'backup',
     summary: "an online copy of the adapter's SQLite database (safe while serve runs)",

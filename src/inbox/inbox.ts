@@ -1,21 +1,20 @@
 // The durable inbox: a verified webhook is written here, and only once the transaction holding it has
-// committed (WAL + synchronous=FULL: on disk) does the receiver answer 2xx. One row per eventId; a
-// duplicate is acknowledged and not stored again. The processor reads the rows; the inbox never updates them.
+// committed (SQLite: WAL + synchronous=FULL, on disk; PostgreSQL: committed by the server) does the receiver
+// answer 2xx. One row per eventId; a duplicate is acknowledged and not stored again. The processor reads the
+// rows; the inbox never updates them. The store (src/storage/inbox.ts) is either engine's.
 //
-// Writes are group-committed: requests that arrive while a commit (and its fsync) is under way queue up
-// and share the next transaction and fsync. Measured against a writer thread (bench/receiver.ts), this
+// Writes are group-committed: requests that arrive while a commit (and its fsync, or its round trip) is under
+// way queue up and share the next transaction. Measured against a writer thread (bench/receiver.ts), this
 // costs less CPU per request on a small machine: posting batches between threads cost more than the
 // event loop loses waiting for the disk.
 //
 // Readiness follows the outcome of those commits (./write-health.ts): a failed one makes the store not
-// writable, with its SQLite code, until a commit (an event's or the probe's) succeeds again.
+// writable, with the engine's code, until a commit (an event's or the probe's) succeeds again.
 import type { Clock } from '../clock.ts';
-import type { Db } from '../database/open.ts';
 import { UnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { isPromise, type InboxRow, type InboxStore } from '../storage/inbox.ts';
 import { createGroupCommitter } from './group-commit.ts';
-import { createBatchWriter, type InboxRow } from './insert-batch.ts';
-import { createStoreProbe } from './store-probe.ts';
 import { createWriteHealth, type WriteFailure, type WriteHealth } from './write-health.ts';
 
 export type { WriteFailure } from './write-health.ts';
@@ -34,18 +33,22 @@ export interface StoreResult {
 }
 
 export interface Inbox {
-  /** Resolves once the event is committed to disk; rejects with UnavailableError when it cannot be. */
+  /** Resolves once the event is committed; rejects with UnavailableError when it cannot be. */
   store(event: IncomingEvent): Promise<StoreResult>;
-  /** Commits whatever is queued (on shutdown). */
+  /** Commits whatever is queued, and waits for it (on shutdown). */
   close(): Promise<void>;
-  /** Whether a write can be made now (readiness): not from a failed commit until one succeeds again. */
+  /**
+   * Whether a write can be made now (readiness): not from a failed commit until one succeeds again. A store
+   * that has to ask its server (PostgreSQL) answers from what it knows and asks again meanwhile, so a
+   * read-only switch shows at the next question.
+   */
   isWritable(): boolean;
-  /** Why not: the SQLite code and since when; undefined while writes commit. */
+  /** Why not: the engine's code and since when; undefined while writes commit. */
   writeFailure(): WriteFailure | undefined;
 }
 
 export interface InboxDeps {
-  db: Db;
+  store: InboxStore;
   clock: Clock;
   logger: Logger;
   /** How often a store that cannot take writes is probed with a real write (default 2 s). */
@@ -59,9 +62,14 @@ const DUPLICATE: StoreResult = Object.freeze({ duplicate: true });
 const unavailable = (cause: unknown) => new UnavailableError('the inbox cannot take the event now', cause, 'inbox_unavailable');
 
 export function createInbox(deps: InboxDeps): Inbox {
-  const { db, clock, logger } = deps;
-  const health = createWriteHealth({ clock, logger, probe: createStoreProbe(db), ...(deps.probeIntervalMs ? { probeIntervalMs: deps.probeIntervalMs } : {}) });
-  const write = groupWriter(db, logger, health);
+  const { store, clock, logger } = deps;
+  const health = createWriteHealth({
+    clock,
+    logger,
+    probe: (nowMs) => store.probe(nowMs),
+    ...(deps.probeIntervalMs ? { probeIntervalMs: deps.probeIntervalMs } : {}),
+  });
+  const write = groupWriter(store, logger, health);
   return {
     // One row object, no spread and no further promise: the commit resolves with the answer itself.
     store: (e) => write.submit({ eventId: e.eventId, eventType: e.eventType, headers: e.headers, body: e.body, receivedAt: clock.now() }),
@@ -69,20 +77,20 @@ export function createInbox(deps: InboxDeps): Inbox {
       await write.close();
       health.stop();
     },
-    isWritable: () => !health.failure() && canTakeWriteLock(db, health),
+    isWritable: () => !health.failure() && canWrite(store, health),
     writeFailure: () => health.failure(),
   };
 }
 
 /**
- * While commits succeed, a write lock taken and released finds what no commit has met yet: a read-only
- * file or a lock held elsewhere past busy_timeout. Either counts as a failed write (and so is probed).
+ * While commits succeed, the store's own check finds what no commit has met yet (SQLite: a read-only file
+ * or a lock held elsewhere past busy_timeout; PostgreSQL: a read-only server). Either counts as a failed
+ * write (and so is probed).
  */
-function canTakeWriteLock(db: Db, health: WriteHealth): boolean {
+function canWrite(store: InboxStore, health: WriteHealth): boolean {
   try {
-    db.prepare('BEGIN IMMEDIATE').run();
-    db.prepare('ROLLBACK').run();
-    if (db.readonly) throw Object.assign(new Error('opened read-only'), { code: 'SQLITE_READONLY' });
+    const checked = store.checkWritable();
+    if (isPromise(checked)) checked.catch((err: unknown) => health.failed(err));
     return true;
   } catch (err) {
     health.failed(err);
@@ -95,24 +103,29 @@ interface Writer {
   close(): Promise<void>;
 }
 
-function groupWriter(db: Db, logger: Logger, health: WriteHealth): Writer {
-  let batchWriter: ((rows: InboxRow[]) => boolean[]) | undefined;
-  const committer = createGroupCommitter<InboxRow, StoreResult>((rows) => {
-    let duplicates: boolean[];
-    try {
-      batchWriter ??= createBatchWriter(db);
-      duplicates = batchWriter(rows);
-    } catch (err) {
-      // Disk full, read-only file, a lock held past busy_timeout: the event is not on disk, so the
-      // answer must not be 2xx. 503 makes the service retry on its ladder; readiness turns 503 too.
-      logger.error({ code: (err as { code?: string }).code, batch: rows.length }, 'inbox write failed');
-      health.failed(err);
-      throw unavailable(err);
-    }
+function groupWriter(store: InboxStore, logger: Logger, health: WriteHealth): Writer {
+  // Disk full, read-only, a lock held past busy_timeout, the server gone: the events are not committed, so
+  // the answer must not be 2xx. 503 makes the service retry on its ladder; readiness turns 503 too.
+  function failed(err: unknown, batch: number): never {
+    logger.error({ code: (err as { code?: string }).code, batch }, 'inbox write failed');
+    health.failed(err);
+    throw unavailable(err);
+  }
+  function answers(duplicates: boolean[]): StoreResult[] {
     health.committed();
     const results = new Array<StoreResult>(duplicates.length);
     for (let i = 0; i < duplicates.length; i++) results[i] = duplicates[i] ? DUPLICATE : STORED;
     return results;
+  }
+  const committer = createGroupCommitter<InboxRow, StoreResult>((rows) => {
+    let duplicates: boolean[] | Promise<boolean[]>;
+    try {
+      duplicates = store.insertBatch(rows);
+    } catch (err) {
+      return failed(err, rows.length);
+    }
+    if (!isPromise(duplicates)) return answers(duplicates);
+    return duplicates.then(answers, (err: unknown) => failed(err, rows.length));
   });
-  return { submit: (row) => committer.submit(row), close: async () => committer.flush() };
+  return { submit: (row) => committer.submit(row), close: () => committer.drain() };
 }

@@ -1,12 +1,14 @@
-// Whether the store takes writes now, learnt from the inbox's real commits: a failed commit (SQLITE_FULL,
-// SQLITE_IOERR, SQLITE_READONLY, SQLITE_BUSY past busy_timeout…) marks it failing with the SQLite code; the
-// next commit that succeeds marks it writable again. While it fails, a probe commits one small row every
-// few seconds, because a load balancer that has stopped sending means no webhook will come to try.
+// Whether the store takes writes now, learnt from the inbox's real commits: a failed commit (SQLite's
+// SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY, SQLITE_BUSY past busy_timeout…; PostgreSQL's SQLSTATE 53100
+// disk full, 25006 read-only, a refused connection…) marks it failing with the engine's code; the next commit
+// that succeeds marks it writable again. While it fails, a probe commits one small row every few seconds,
+// because a load balancer that has stopped sending means no webhook will come to try.
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
+import { isPromise, type MaybePromise } from '../storage/inbox.ts';
 
 export interface WriteFailure {
-  /** The SQLite error code (SQLITE_FULL, …); never patient data. */
+  /** The engine's error code (SQLITE_FULL, 53100, ECONNREFUSED…); never patient data. */
   code: string;
   /** Epoch ms of the first failure of this incident. */
   since: number;
@@ -24,15 +26,15 @@ export interface WriteHealth {
 export interface WriteHealthDeps {
   clock: Clock;
   logger: Logger;
-  /** One real committed write; throws when the store cannot take it. */
-  probe: (nowMs: number) => void;
+  /** One real committed write; throws (or rejects) when the store cannot take it. */
+  probe: (nowMs: number) => MaybePromise<void>;
   /** How often the probe runs while writes fail (default 2 s). */
   probeIntervalMs?: number;
 }
 
 export const DEFAULT_PROBE_INTERVAL_MS = 2000;
 
-const sqliteCode = (err: unknown): string => {
+const errorCode = (err: unknown): string => {
   const code = (err as { code?: unknown } | undefined)?.code;
   return typeof code === 'string' ? code : 'unknown';
 };
@@ -53,7 +55,7 @@ export function createWriteHealth(deps: WriteHealthDeps): WriteHealth {
   }
 
   function failed(err: unknown): void {
-    const code = sqliteCode(err);
+    const code = errorCode(err);
     if (current) {
       current.code = code;
     } else {
@@ -72,13 +74,15 @@ export function createWriteHealth(deps: WriteHealthDeps): WriteHealth {
   function runProbe(): void {
     timer = undefined;
     if (stopped || !current) return;
+    let outcome: MaybePromise<void>;
     try {
-      deps.probe(clock.now());
+      outcome = deps.probe(clock.now());
     } catch (err) {
       failed(err);
       return;
     }
-    committed();
+    if (isPromise(outcome)) outcome.then(committed, failed);
+    else committed();
   }
 
   return {

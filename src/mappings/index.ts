@@ -1,12 +1,5 @@
-// The mappings' public surface: which EMR record belongs to each service entity, the outbox that posts
-// each new one to the service, its dead letters, backlog and retention.
-export { createMappingStore, type MappingStore } from './store.ts';
-export {
-  createMappingBacklog,
-  createMappingOutbox,
-  createSentMappingPruner,
-  type MappingBacklog,
-  type MappingOutbox,
-  type MappingOutboxDeps,
-} from './outbox.ts';
-export { createDeadMappings, type DeadMapping, type DeadMappingQuery, type DeadMappings } from './dead-mappings.ts';
+// The mappings' public surface: the outbox that posts each new mapping to the service. The rows (which EMR
+// record belongs to each service entity, the outbox's rows, its dead letters) are src/storage's.
+export { createMappingOutbox, type MappingOutbox, type MappingOutboxDeps } from './outbox.ts';
+export type { MappingStore } from '../storage/mappings.ts';
+export type { DeadMapping, DeadMappingQuery, DeadMappingStore } from '../storage/dead-letters.ts';

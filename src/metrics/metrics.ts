@@ -13,14 +13,14 @@ export interface Metrics {
    * latency goes to ackLatency.
    */
   webhookAcknowledged(eventType: string, duplicate: boolean, seconds: number): void;
-  /** Set the function that reads the inbox depth when scraped. */
-  setInboxDepthSource(read: () => number): void;
+  /** Set the function that reads the inbox depth when scraped (a store's read may be asynchronous). */
+  setInboxDepthSource(read: () => number | Promise<number>): void;
 }
 
 export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics {
   const registry = new Registry();
   if (opts.defaultMetrics) collectDefaultMetrics({ register: registry });
-  let readDepth: () => number = () => 0;
+  let readDepth: () => number | Promise<number> = () => 0;
   /** Per event type, acknowledged [stored, duplicate] not yet added to the counter. */
   const uncounted = new Map<string, [number, number]>();
   const eventsReceived = new Counter({
@@ -53,8 +53,8 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): Metrics 
     name: 'emr_bridge_inbox_depth',
     help: 'Stored events not yet applied, discarded or dead-lettered (mappings waiting: emr_bridge_mapping_backlog).',
     registers: [registry],
-    collect() {
-      this.set(readDepth());
+    async collect() {
+      this.set(await readDepth());
     },
   });
   return {

@@ -3,23 +3,23 @@
 // each dependency answered its last call, the inbox depth (events only) and the mapping backlog.
 import { Gauge } from 'prom-client';
 import type { Clock } from '../clock.ts';
-import type { Db } from '../database/open.ts';
-import { createMappingBacklog } from '../mappings/outbox.ts';
-import { createQueueReadings } from '../processor/queue.ts';
-import type { Outbox } from '../pusher/outbox.ts';
 import type { DependencyStatus } from '../status/dependency-status.ts';
+import type { ProcessorReadings } from '../storage/processing.ts';
 import type { Metrics } from './metrics.ts';
+
+/** A reading from a store: asynchronous on PostgreSQL, possibly synchronous elsewhere. */
+type Reading<T> = () => T | Promise<T>;
 
 export interface OperationalReadings {
   clock: Clock;
   /** Events not yet final, the mapping outbox not included. */
-  inboxDepth(): number;
+  inboxDepth: Reading<number>;
   /** Mappings waiting to be posted to the service. */
-  mappingBacklog(): number;
+  mappingBacklog: Reading<number>;
   /** Epoch ms of the oldest of each that waits; undefined when none does. */
-  oldestUnprocessedEventAt(): number | undefined;
-  oldestUnsentDocumentAt(): number | undefined;
-  oldestUndeliveredMappingAt(): number | undefined;
+  oldestUnprocessedEventAt: Reading<number | undefined>;
+  oldestUnsentDocumentAt: Reading<number | undefined>;
+  oldestUndeliveredMappingAt: Reading<number | undefined>;
   /** Whether each dependency answered its last call. */
   dependencies(): { name: string; ok: boolean }[];
 }
@@ -27,13 +27,13 @@ export interface OperationalReadings {
 export function registerOperationalMetrics(metrics: Metrics, r: OperationalReadings): void {
   const registers = [metrics.registry];
   const ageSeconds = (at: number | undefined) => (at === undefined ? 0 : Math.max(0, (r.clock.now() - at) / 1000));
-  const age = (name: string, help: string, read: () => number | undefined) =>
+  const age = (name: string, help: string, read: Reading<number | undefined>) =>
     new Gauge({
       name,
       help,
       registers,
-      collect() {
-        this.set(ageSeconds(read()));
+      async collect() {
+        this.set(ageSeconds(await read()));
       },
     });
   age(
@@ -55,8 +55,8 @@ export function registerOperationalMetrics(metrics: Metrics, r: OperationalReadi
     name: 'emr_bridge_mapping_backlog',
     help: 'Mappings waiting to be posted to the service (not counted in emr_bridge_inbox_depth).',
     registers,
-    collect() {
-      this.set(r.mappingBacklog());
+    async collect() {
+      this.set(await r.mappingBacklog());
     },
   });
   new Gauge({
@@ -71,24 +71,24 @@ export function registerOperationalMetrics(metrics: Metrics, r: OperationalReadi
   metrics.setInboxDepthSource(r.inboxDepth);
 }
 
-/** The adapter's readings: its database, its dependency status and the pusher's outbox. */
+/** The adapter's readings: the processor's stores, its dependency status and the pusher's outbox. */
 export function registerAdapterOperationalMetrics(deps: {
   metrics: Metrics;
-  db: Db;
+  readings: ProcessorReadings;
   clock: Clock;
   status: DependencyStatus;
-  outbox: Pick<Outbox, 'oldestQueuedCreatedAt'>;
+  /** The pusher's outbox (its store): when the oldest queued document entered it. */
+  outbox: { oldestQueuedCreatedAt: Reading<number | undefined> };
   databaseWritable: () => boolean;
 }): void {
-  const queue = createQueueReadings(deps.db);
-  const mappings = createMappingBacklog(deps.db);
+  const { readings } = deps;
   registerOperationalMetrics(deps.metrics, {
     clock: deps.clock,
-    inboxDepth: queue.depth,
-    mappingBacklog: mappings.pending,
-    oldestUnprocessedEventAt: queue.oldestOpenReceivedAt,
-    oldestUnsentDocumentAt: deps.outbox.oldestQueuedCreatedAt,
-    oldestUndeliveredMappingAt: mappings.oldestPendingCreatedAt,
+    inboxDepth: () => readings.depth(),
+    mappingBacklog: () => readings.mappingsPending(),
+    oldestUnprocessedEventAt: () => readings.oldestOpenReceivedAt(),
+    oldestUnsentDocumentAt: () => deps.outbox.oldestQueuedCreatedAt(),
+    oldestUndeliveredMappingAt: () => readings.oldestPendingMappingAt(),
     dependencies() {
       // The database is asked now, as GET /admin/status does; the EMR and the service report with every call.
       if (deps.databaseWritable()) deps.status.ok('database');

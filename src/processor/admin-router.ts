@@ -3,12 +3,11 @@
 // of any stored event.
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { Clock } from '../clock.ts';
-import type { Db } from '../database/open.ts';
 import { AppError, NotFoundError } from '../errors.ts';
 import { readValidated } from '../http/json-body.ts';
 import { decodeCursor, encodeCursor, parseListQuery } from '../http/list-query.ts';
 import type { Logger } from '../logger.ts';
+import type { DeadLetterStores } from '../storage/dead-letters.ts';
 import { createDeadLetters, deadLetterPosition, type DeadLetters } from './dead-letters.ts';
 
 /** Who dismissed: one admin token for now, so 'admin'. */
@@ -24,46 +23,46 @@ export const deadLetterListParams = { state: z.enum(['dead', 'dismissed']).optio
 
 const notDeadLetter = (message: string) => new AppError({ code: 'not_dead_letter', status: 409, message });
 
-export function createProcessorAdminRouter(deps: { db: Db; clock: Clock; logger: Logger }): Router {
-  const deadLetters = createDeadLetters(deps);
+export function createProcessorAdminRouter(deps: { deadLetters: DeadLetterStores; logger: Logger }): Router {
+  const deadLetters = createDeadLetters({ stores: deps.deadLetters, logger: deps.logger });
   const router = new Router();
-  router.get('/dead-letters', (ctx) => {
-    ctx.body = listDeadLetters(deadLetters, ctx.query);
+  router.get('/dead-letters', async (ctx) => {
+    ctx.body = await listDeadLetters(deadLetters, ctx.query);
   });
   router.post('/dead-letters/replay', async (ctx) => {
     const body = await readValidated(ctx.req, replayAllBody, SMALL_BODY_BYTES);
-    ctx.body = { replayed: deadLetters.replayAll(body.eventType ? { eventType: body.eventType } : {}) };
+    ctx.body = { replayed: await deadLetters.replayAll(body.eventType ? { eventType: body.eventType } : {}) };
   });
   router.post('/dead-letters/mappings/:entityType/:serviceId/dismiss', async (ctx) => {
     const { entityType, serviceId } = ctx.params as { entityType: string; serviceId: string };
     const { reason } = await readValidated(ctx.req, dismissBody, SMALL_BODY_BYTES);
-    const mapping = deadLetters.getMapping(entityType, serviceId);
+    const mapping = await deadLetters.getMapping(entityType, serviceId);
     if (!mapping) throw new NotFoundError('no such mapping');
-    if (!deadLetters.dismissMapping(entityType, serviceId, reason, DISMISSED_BY))
+    if (!(await deadLetters.dismissMapping(entityType, serviceId, reason, DISMISSED_BY)))
       throw notDeadLetter(mapping.dismissal ? 'the mapping is already dismissed' : 'the mapping is not a dead letter');
-    ctx.body = { dismissed: deadLetters.getMapping(entityType, serviceId) };
+    ctx.body = { dismissed: await deadLetters.getMapping(entityType, serviceId) };
   });
-  router.post('/dead-letters/:eventId/replay', (ctx) => {
+  router.post('/dead-letters/:eventId/replay', async (ctx) => {
     const eventId = ctx.params.eventId!;
-    const event = deadLetters.get(eventId);
+    const event = await deadLetters.get(eventId);
     if (!event) throw new NotFoundError('no such event');
-    if (!deadLetters.replay(eventId))
+    if (!(await deadLetters.replay(eventId)))
       throw notDeadLetter(
         event.state === 'dismissed' ? 'the event was dismissed; a dismissed dead letter cannot be replayed' : 'the event is not a dead letter',
       );
-    ctx.body = { replayed: deadLetters.get(eventId) };
+    ctx.body = { replayed: await deadLetters.get(eventId) };
   });
   router.post('/dead-letters/:eventId/dismiss', async (ctx) => {
     const eventId = ctx.params.eventId!;
     const { reason } = await readValidated(ctx.req, dismissBody, SMALL_BODY_BYTES);
-    const event = deadLetters.get(eventId);
+    const event = await deadLetters.get(eventId);
     if (!event) throw new NotFoundError('no such event');
-    if (!deadLetters.dismiss(eventId, reason, DISMISSED_BY))
+    if (!(await deadLetters.dismiss(eventId, reason, DISMISSED_BY)))
       throw notDeadLetter(event.state === 'dismissed' ? 'the event is already dismissed' : 'the event is not a dead letter');
-    ctx.body = { dismissed: deadLetters.get(eventId) };
+    ctx.body = { dismissed: await deadLetters.get(eventId) };
   });
-  router.get('/events/:eventId', (ctx) => {
-    const status = deadLetters.get(ctx.params.eventId!);
+  router.get('/events/:eventId', async (ctx) => {
+    const status = await deadLetters.get(ctx.params.eventId!);
     if (!status) throw new NotFoundError('no such event');
     ctx.body = status;
   });
@@ -71,9 +70,9 @@ export function createProcessorAdminRouter(deps: { db: Db; clock: Clock; logger:
 }
 
 /** GET /admin/dead-letters: `state` (dead by default, or dismissed) plus the shared list parameters. */
-function listDeadLetters(deadLetters: DeadLetters, query: unknown) {
+async function listDeadLetters(deadLetters: DeadLetters, query: unknown) {
   const q = parseListQuery(query, deadLetterListParams);
   const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, deadLetterPosition);
-  const page = deadLetters.page({ state: q.state ?? 'dead', limit: q.limit, after, type: q.type, since: q.since, until: q.until });
+  const page = await deadLetters.page({ state: q.state ?? 'dead', limit: q.limit, after, type: q.type, since: q.since, until: q.until });
   return { events: page.events, mappings: page.mappings, nextCursor: page.next && encodeCursor(page.next) };
 }

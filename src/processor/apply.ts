@@ -7,9 +7,10 @@ import { hash } from 'node:crypto';
 import type { MappingEntityType } from '../contract/api.ts';
 import type { AppointmentEvent, DocumentEvent, PatientCreatedEvent, WebhookEvent } from '../contract/events.ts';
 import type { EmrPort, EmrRecord } from '../emr/port.ts';
-import type { EntityLocks } from './entity-locks.ts';
-import type { MappingRecords } from './mapping-records.ts';
-import type { AppliedVersion, EntityVersions } from './versions.ts';
+import type { EntityLocks } from '../storage/entity-locks.ts';
+import type { MappingStore } from '../storage/mappings.ts';
+import type { MappingClaim } from '../storage/processing.ts';
+import type { AppliedVersion, EntityVersions } from '../storage/versions.ts';
 
 export interface DocumentEventSink {
   apply(event: DocumentEvent): Promise<void>;
@@ -17,7 +18,7 @@ export interface DocumentEventSink {
 
 export interface ApplyDeps {
   emr: EmrPort;
-  mappings: MappingRecords;
+  mappings: Pick<MappingStore, 'find' | 'record'>;
   documentEvents: DocumentEventSink;
   locks: EntityLocks;
   versions: Pick<EntityVersions, 'newest' | 'note'>;
@@ -31,11 +32,7 @@ export interface Applied {
 }
 
 /** A mapping to post once the event is marked applied. */
-export interface Claim {
-  entityType: MappingEntityType;
-  serviceId: string;
-  emrId: string;
-}
+export type Claim = MappingClaim;
 
 /** The EMR record of a service entity: the mapped one, or one found or created now (and claimed for the service when it has none). */
 async function findOrClaim(
@@ -45,13 +42,19 @@ async function findOrClaim(
   entity: { serviceId: string; externalId: string | null },
   ensure: () => Promise<EmrRecord>,
 ): Promise<{ id: string; isNew: boolean }> {
-  // Find-or-create is one step per entity: two events naming the same new doctor make one record.
-  const found = await deps.locks.run(`claim:${entityType}:${entity.serviceId}`, async () => {
-    const known = deps.mappings.find(entityType, entity.serviceId);
-    if (known) return { id: known, isNew: false };
-    const record = await ensure();
-    return { id: await deps.mappings.record(entityType, entity.serviceId, record.id), isNew: record.created };
-  });
+  // A mapping, once recorded, never changes: one found needs no section.
+  const mapped = await deps.mappings.find(entityType, entity.serviceId);
+  // Find-or-create is one step per entity: two events naming the same new doctor make one record. The record
+  // resolves once committed, inside the section, so whoever takes the key next (another replica too) finds it.
+  const found =
+    mapped !== undefined
+      ? { id: mapped, isNew: false }
+      : await deps.locks.run(`claim:${entityType}:${entity.serviceId}`, async () => {
+          const known = await deps.mappings.find(entityType, entity.serviceId);
+          if (known) return { id: known, isNew: false };
+          const record = await ensure();
+          return { id: await deps.mappings.record(entityType, entity.serviceId, record.id), isNew: record.created };
+        });
   if (entity.externalId === null) claims.push({ entityType, serviceId: entity.serviceId, emrId: found.id });
   return found;
 }
@@ -66,23 +69,24 @@ async function applyPatientSnapshot(
   deps: ApplyDeps,
   out: Applied,
   patient: { serviceId: string; externalId: string | null; name: string; phone: string },
-  occurredAt: string,
+  event: { eventId: string; occurredAt: string },
 ): Promise<string> {
+  const { occurredAt } = event;
   const input = { serviceId: patient.serviceId, name: patient.name, phone: patient.phone };
   const entityKey = `patient:${patient.serviceId}`;
   return deps.locks.run(entityKey, async () => {
     // The service's externalId, when it has one, is an EMR patient id: the EMR's own record the service met
     // through a document (sent with patientExternalId), which this event must find, not duplicate.
     const record = await findOrClaim(deps, out.claims, 'patient', patient, () => deps.emr.ensurePatient({ ...input, externalId: patient.externalId }));
-    const applied = deps.versions.newest(entityKey);
+    const applied = await deps.versions.newest(entityKey);
     if (applied !== undefined && occurredAt < applied.occurredAt) return record.id;
     const digest = hash('sha256', JSON.stringify([input.name, input.phone]), 'base64url');
     // A record the EMR owns keeps its name and phone; the EMR port reports (and logs) what differs.
     if (!record.isNew && applied?.hash !== digest) await deps.emr.updatePatient(record.id, input);
-    // Noted once the EMR has it, before the section ends; it reaches the disk with the event's applied mark
-    // (a crash before that repeats an unchanged snapshot: a no-op).
+    // Noted once the EMR has it, before the section ends, so the next section of this patient sees it; it is
+    // also written with the event's applied mark.
     const version = { occurredAt, hash: digest };
-    deps.versions.note(entityKey, version);
+    await deps.versions.note(entityKey, version, event.eventId);
     out.versions.push({ entityKey, version });
     return record.id;
   });
@@ -90,7 +94,7 @@ async function applyPatientSnapshot(
 
 async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Applied): Promise<void> {
   const claims = out.claims;
-  const patient = { id: await applyPatientSnapshot(deps, out, e.patient, e.occurredAt) };
+  const patient = { id: await applyPatientSnapshot(deps, out, e.patient, e) };
   const doctor = await findOrClaim(deps, claims, 'doctor', e.doctor, () => deps.emr.ensurePractitioner({ serviceId: e.doctor.serviceId, name: e.doctor.name }));
   const location = await findOrClaim(deps, claims, 'location', e.location, () =>
     deps.emr.ensureLocation({ serviceId: e.location.serviceId, name: e.location.name }),
@@ -120,7 +124,7 @@ export async function applyEvent(deps: ApplyDeps, event: WebhookEvent): Promise<
   const out: Applied = { claims: [], versions: [] };
   switch (event.eventType) {
     case 'patient.created':
-      await applyPatientSnapshot(deps, out, (event as PatientCreatedEvent).patient, event.occurredAt);
+      await applyPatientSnapshot(deps, out, (event as PatientCreatedEvent).patient, event);
       break;
     case 'document.delivered':
     case 'document.failed':

@@ -3,3 +3,4 @@ export { createProcessor, type Processor, type ProcessorDeps } from './processor
 export { createProcessorAdminRouter } from './admin-router.ts';
 export { createDeadLetters, type DeadLetters, type EventStatus } from './dead-letters.ts';
 export type { DocumentEventSink } from './apply.ts';
+export type { PruneDocuments } from './retention.ts';

@@ -6,24 +6,28 @@
 import { Counter } from 'prom-client';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import type { Db } from '../database/open.ts';
 import type { EmrPort } from '../emr/port.ts';
 import type { Logger } from '../logger.ts';
 import { createMappingOutbox } from '../mappings/outbox.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { ServiceClient } from '../service-client/client.ts';
+import type { Coordination } from '../storage/coordination.ts';
+import type { ProcessorStores } from '../storage/processor-stores.ts';
+import type { ClaimedEvent } from '../storage/processing.ts';
 import { createIncidentGate, type IncidentGate } from '../work/incident-gate.ts';
 import { takeOverLeases } from '../work/lease.ts';
 import { createPollLoop } from '../work/poll-loop.ts';
 import { createRetryPolicy } from '../work/retry-decision.ts';
 import type { DocumentEventSink } from './apply.ts';
 import { createEventHandling, type ProcessorCounters } from './handle-event.ts';
-import { type ClaimedEvent, createQueue } from './queue.ts';
-import { createRetention } from './retention.ts';
-import { createBatchCommit, type WriteBatch } from './write-batch.ts';
+import { createRetention, type PruneDocuments } from './retention.ts';
+import { createOutcomeBatch, type OutcomeBatch } from './write-batch.ts';
 
 export interface ProcessorDeps {
-  db: Db;
+  /** Where the processor keeps its state (src/storage: SQLite or PostgreSQL). */
+  stores: ProcessorStores;
+  /** The document outbox's retention (the pusher's store), run with the processor's hourly pass. */
+  pruneFinishedDocuments?: PruneDocuments;
   clock: Clock;
   logger: Logger;
   emr: EmrPort;
@@ -34,21 +38,24 @@ export interface ProcessorDeps {
   random?: () => number;
   /** Shared with the pusher: while the EMR refuses the adapter, no event is tried (and none spends its budget). */
   emrGate?: IncidentGate;
+  /** Wake-ups when any replica stored events (the loop's pause is cut short); without it the loop only polls. */
+  coordination?: Pick<Coordination, 'onWork'>;
 }
 
 export interface Processor {
   /** Processes what is due now; returns how many events reached a final state. */
   runOnce(): Promise<number>;
   /**
-   * Takes over, at once, the events a process that died was holding. One adapter process owns a database,
-   * so at start every lease belongs to a process that is gone. Returns how many.
+   * Takes over, at once, the events a process that died was holding, as far as the store can tell which
+   * those are (SQLite: every lease; PostgreSQL: none, they run out). Returns how many.
    */
-  recover(): number;
-  /** recover(), then runs in a loop. */
+  recover(): Promise<number>;
+  /** Runs in a loop, recover() first. */
   start(): void;
   /** Stops taking work and waits for what is in flight. */
   stop(): Promise<void>;
-  depth(): number;
+  /** Events not yet final plus mappings waiting to be posted. */
+  depth(): Promise<number>;
 }
 
 /**
@@ -81,27 +88,33 @@ function createProcessorCounters(metrics: Metrics | undefined): ProcessorCounter
 }
 
 /** Retention, at most once per PRUNE_EVERY_MS (the first pass prunes). */
-function createPruneWhenDue(deps: Pick<ProcessorDeps, 'db' | 'clock' | 'logger' | 'config'>): () => void {
-  const retention = createRetention(deps.db, deps.clock, deps.config.retention);
+function createPruneWhenDue(deps: Pick<ProcessorDeps, 'stores' | 'pruneFinishedDocuments' | 'clock' | 'logger' | 'config'>): () => Promise<void> {
+  const retention = createRetention({
+    store: deps.stores.retention,
+    pruneDocuments: deps.pruneFinishedDocuments ?? (async () => 0),
+    clock: deps.clock,
+    settings: deps.config.retention,
+  });
   let lastPrune = -Infinity;
-  return () => {
+  return async () => {
     if (deps.clock.now() - lastPrune < PRUNE_EVERY_MS) return;
     lastPrune = deps.clock.now();
-    const pruned = retention.prune();
+    const pruned = await retention.prune();
     if (Object.values(pruned).some((n) => n > 0)) deps.logger.info(pruned, 'retention pruned');
   };
 }
 
 export function createProcessor(deps: ProcessorDeps): Processor {
-  const { db, clock, logger } = deps;
+  const { stores, clock, logger } = deps;
+  const { queue } = stores;
   const settings = deps.config.processor;
   const random = deps.random ?? Math.random;
   const emrGate = deps.emrGate ?? createIncidentGate(clock);
   const backoff = { baseMs: settings.backoffBaseMs, maxMs: settings.backoffMaxMs };
   const counters = createProcessorCounters(deps.metrics);
-  const queue = createQueue(db, clock);
   const outbox = createMappingOutbox({
-    db,
+    store: stores.mappingOutbox,
+    leaseMs: settings.leaseMs,
     clock,
     logger,
     serviceClient: deps.serviceClient,
@@ -110,10 +123,9 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     onAlert: () => counters.alerts.inc({ kind: 'mapping' }),
   });
   const retry = createRetryPolicy({ clock, budget: { maxAttempts: settings.maxAttempts, backoff }, random, gate: emrGate });
-  const events = createEventHandling({ db, clock, logger, queue, emr: deps.emr, documentEvents: deps.documentEvents, retry, emrGate, counters });
+  const events = createEventHandling({ logger, stores, emr: deps.emr, documentEvents: deps.documentEvents, retry, emrGate, counters });
   const pruneWhenDue = createPruneWhenDue(deps);
 
-  const batches = createBatchCommit(db);
   const batchSize = settings.concurrency * BATCH_PER_SLOT;
   /** Whether to start another event: not once stop() was called or an EMR incident closed the gate. */
   const going = () => !loop.stopping() && !emrGate.closed();
@@ -122,7 +134,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
    * Handles a claimed batch, `concurrency` events at a time, each outcome added to `batch`; once `going()`
    * turns false (or an event throws) the events not started yet are handed back untried.
    */
-  async function handleBatch(claimed: ClaimedEvent[], batch: WriteBatch): Promise<{ finished: number; error?: unknown }> {
+  async function handleBatch(claimed: ClaimedEvent[], batch: OutcomeBatch): Promise<{ finished: number; error?: unknown }> {
     let next = 0;
     let finished = 0;
     let error: unknown;
@@ -152,36 +164,54 @@ export function createProcessor(deps: ProcessorDeps): Processor {
    */
   async function applyDue(): Promise<number> {
     let finished = 0;
-    let claimed = going() ? queue.claim(batchSize, settings.leaseMs) : [];
+    let claimed = going() ? await queue.claim(batchSize, settings.leaseMs) : [];
     while (claimed.length > 0) {
-      const batch = batches.start();
+      const batch = createOutcomeBatch();
       const handled = await handleBatch(claimed, batch);
       finished += handled.finished;
-      claimed = batches.commit(batch, () => (handled.error === undefined && going() ? queue.claim(batchSize, settings.leaseMs) : []));
+      const next = handled.error === undefined && going() ? { limit: batchSize, leaseMs: settings.leaseMs } : undefined;
+      claimed = await queue.commit(batch.outcomes(), next);
+      batch.committed();
       if (handled.error !== undefined) throw handled.error;
     }
     return finished;
   }
 
   async function runOnce(): Promise<number> {
-    const parked = events.intake();
+    const parked = await events.intake();
     const finished = await applyDue();
     await outbox.runOnce();
-    pruneWhenDue();
+    await pruneWhenDue();
     return parked + finished;
   }
 
-  const loop = createPollLoop({ pass: runOnce, pauseMs: settings.pollMs, logger, failureMessage: 'processor pass failed' });
   const recover = () => takeOverLeases(queue.releaseLeases, logger, 'took over events held by a process that stopped');
+  // The loop's first pass after start() takes over the orphaned leases before it claims anything.
+  let recovered = false;
+  const pass = async () => {
+    if (!recovered) {
+      await recover();
+      recovered = true;
+    }
+    return runOnce();
+  };
+  const loop = createPollLoop({ pass, pauseMs: settings.pollMs, logger, failureMessage: 'processor pass failed' });
+
+  let unsubscribe: (() => void) | undefined;
 
   return {
     runOnce,
     recover,
     start() {
-      recover();
+      recovered = false;
+      unsubscribe = deps.coordination?.onWork('events', () => loop.wake());
       loop.start();
     },
-    stop: loop.stop,
-    depth: () => queue.depth() + outbox.pending(),
+    async stop() {
+      unsubscribe?.();
+      unsubscribe = undefined;
+      await loop.stop();
+    },
+    depth: async () => (await stores.readings.depth()) + (await outbox.pending()),
   };
 }

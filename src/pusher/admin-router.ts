@@ -10,7 +10,8 @@ import { AppError, NotFoundError, ValidationError } from '../errors.ts';
 import { readJson } from '../http/json-body.ts';
 import { decodeCursor, encodeCursor, parseListQuery } from '../http/list-query.ts';
 import type { Logger } from '../logger.ts';
-import { isFinal, publicView, type OutboxState } from './outbox.ts';
+import { isFinal, type OutboxState } from '../storage/documents.ts';
+import { publicView } from './outbox.ts';
 import type { Pusher } from './pusher.ts';
 
 const STATES = ['queued', 'SENT', 'HELD', 'FAILED', 'SUPPRESSED', 'REJECTED'] as const satisfies readonly OutboxState[];
@@ -35,7 +36,7 @@ function unknownRequestField(documentType: DocumentType, request: Record<string,
 const FILE_FIELDS = ['base64', 'url', 'filename', 'mimeType'];
 
 export interface PusherAdminDeps {
-  pusher: Pusher;
+  pusher: Pick<Pusher, 'enqueue' | 'outbox'>;
   logger: Logger;
   /** ADMIN_MAX_BODY_BYTES: a pushed document carries its file in base64. */
   maxBodyBytes: number;
@@ -53,7 +54,7 @@ export function createPusherAdminRouter(deps: PusherAdminDeps): Router {
     const unknown = unknownRequestField(documentType as DocumentType, request);
     if (unknown) throw new ValidationError(`${unknown}: not a field of a ${documentType} request`, unknown);
     const source = ctx.get('x-emr-bridge-source') === 'cli' ? 'cli' : 'api';
-    const result = deps.pusher.enqueue(documentType as DocumentType, request, source);
+    const result = await deps.pusher.enqueue(documentType as DocumentType, request, source);
     if (!result.ok) {
       const status = result.code === 'file_too_large' ? 413 : result.code === 'unsupported_file_type' ? 415 : result.code === 'invalid_request' ? 400 : 422;
       throw new AppError({ code: result.code, status, message: result.reason, field: 'file' });
@@ -62,26 +63,26 @@ export function createPusherAdminRouter(deps: PusherAdminDeps): Router {
     ctx.status = result.created ? 202 : 200;
     ctx.body = { document: publicView(result.row), created: result.created };
   });
-  router.get('/documents', (ctx) => {
+  router.get('/documents', async (ctx) => {
     const q = parseListQuery(ctx.query, documentListParams);
     const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, documentPosition);
-    const page = deps.pusher.outbox.page({ limit: q.limit, after, status: q.status, type: q.type, since: q.since, until: q.until });
+    const page = await deps.pusher.outbox.page({ limit: q.limit, after, status: q.status, type: q.type, since: q.since, until: q.until });
     ctx.body = { documents: page.rows.map(publicView), nextCursor: page.next && encodeCursor(page.next) };
   });
-  router.post('/documents/:externalId/retry', (ctx) => {
-    const row = deps.pusher.outbox.get(ctx.params.externalId!);
+  router.post('/documents/:externalId/retry', async (ctx) => {
+    const row = await deps.pusher.outbox.get(ctx.params.externalId!);
     if (!row) throw new NotFoundError('no such document');
-    if (!deps.pusher.outbox.resend(row.external_id))
+    if (!(await deps.pusher.outbox.resend(row.external_id)))
       throw new AppError({
         code: 'not_retryable',
         status: 409,
         message: `only a document that failed before the service took it can be sent again; this one is ${row.state}${isFinal(row) ? ' at the service, which is final' : ''}`,
       });
     deps.logger.info({ externalId: row.external_id, documentType: row.document_type }, 'document queued again by an operator');
-    ctx.body = { document: publicView(deps.pusher.outbox.get(row.external_id)!) };
+    ctx.body = { document: publicView((await deps.pusher.outbox.get(row.external_id))!) };
   });
-  router.get('/documents/:externalId', (ctx) => {
-    const row = deps.pusher.outbox.get(ctx.params.externalId!);
+  router.get('/documents/:externalId', async (ctx) => {
+    const row = await deps.pusher.outbox.get(ctx.params.externalId!);
     if (!row) throw new NotFoundError('no such document');
     ctx.body = { document: publicView(row) };
   });

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { ServiceClient } from '../service-client/client.ts';
-import type { Outbox, OutboxRow } from './outbox.ts';
+import type { DocumentStore, OutboxRow } from '../storage/documents.ts';
 
 /** How long after releaseAfter a HELD document is asked about: the service has released it by then. */
 const AFTER_RELEASE_MS = 1_000;
@@ -24,7 +24,7 @@ export interface HeldFollowUp {
 export function createHeldFollowUp(deps: {
   clock: Clock;
   logger: Logger;
-  outbox: Outbox;
+  outbox: Pick<DocumentStore, 'heldDue' | 'pollAgainAt' | 'recordOutcome'>;
   serviceClient: Pick<ServiceClient, 'getDocument'>;
   heldPollMs: number;
 }): HeldFollowUp {
@@ -34,21 +34,22 @@ export function createHeldFollowUp(deps: {
     try {
       const resource = await deps.serviceClient.getDocument(row.external_id);
       if (resource && resource.status !== 'HELD') {
-        outbox.recordOutcome(row.external_id, { state: resource.status, resource });
+        await outbox.recordOutcome(row.external_id, { state: resource.status, resource });
         logger.info({ externalId: row.external_id, status: resource.status }, 'held document moved on');
         return;
       }
       const releaseAfter = resource?.releaseAfter && Date.parse(resource.releaseAfter) > clock.now() ? resource.releaseAfter : undefined;
-      outbox.pollAgainAt(row.external_id, nextHeldPoll(clock.now(), heldPollMs, releaseAfter));
+      await outbox.pollAgainAt(row.external_id, nextHeldPoll(clock.now(), heldPollMs, releaseAfter));
     } catch (err) {
-      outbox.pollAgainAt(row.external_id, clock.now() + Math.min(heldPollMs, FAILED_POLL_RETRY_MAX_MS));
+      // Asked again soon (a store that cannot take even this fails the pass, which the loop logs).
+      await outbox.pollAgainAt(row.external_id, clock.now() + Math.min(heldPollMs, FAILED_POLL_RETRY_MAX_MS));
       logger.warn({ externalId: row.external_id, code: describeError(err).code }, 'poll of a held document failed');
     }
   }
 
   return {
     async followDue(batch) {
-      const held = outbox.heldDue(batch);
+      const held = await outbox.heldDue(batch);
       await Promise.all(held.map(follow));
       return held.length;
     },

@@ -6,16 +6,22 @@
 import type { EmrPort } from '../emr/port.ts';
 import { describeError, isIncident } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import type { DocumentStore, OutboxRow } from '../storage/documents.ts';
+import type { MappingStore } from '../storage/mappings.ts';
 import type { IncidentGate } from '../work/incident-gate.ts';
-import type { Outbox, OutboxRow } from './outbox.ts';
-import type { PatientLinks } from './patient-links.ts';
 
 export interface WriteBack {
   /** Writes back the statuses not yet in the EMR (at most `batch`), oldest first; stops at an EMR incident. Returns how many reached the EMR. */
   syncDue(batch: number): Promise<number>;
 }
 
-export function createWriteBack(deps: { logger: Logger; outbox: Outbox; links: PatientLinks; emr: EmrPort; emrGate: IncidentGate }): WriteBack {
+export function createWriteBack(deps: {
+  logger: Logger;
+  outbox: Pick<DocumentStore, 'unsynced' | 'markAllSynced'>;
+  mappings: Pick<MappingStore, 'link'>;
+  emr: EmrPort;
+  emrGate: IncidentGate;
+}): WriteBack {
   const { logger, outbox, emrGate } = deps;
 
   /** Writes a row's status back to the EMR (adding it to `synced` once there); false when an EMR incident means the rest should wait too. */
@@ -27,7 +33,7 @@ export function createWriteBack(deps: { logger: Logger; outbox: Outbox; links: P
     try {
       // Repeated until it succeeds, with the outcome: the EMR record carries the service's id only where
       // this link is the mapping that stands (never two records with one id).
-      if (row.emr_patient_id && row.patient_service_id && deps.links.link(row.patient_service_id, row.emr_patient_id))
+      if (row.emr_patient_id && row.patient_service_id && (await deps.mappings.link('patient', row.patient_service_id, row.emr_patient_id)))
         await deps.emr.linkPatient(row.emr_patient_id, row.patient_service_id);
       await deps.emr.recordDocumentOutcome({
         documentId: row.emr_document_id,
@@ -56,9 +62,9 @@ export function createWriteBack(deps: { logger: Logger; outbox: Outbox; links: P
     async syncDue(batch) {
       const synced: OutboxRow[] = [];
       try {
-        for (const row of emrGate.closed() ? [] : outbox.unsynced(batch)) if (!(await syncOne(row, synced))) break;
+        for (const row of emrGate.closed() ? [] : await outbox.unsynced(batch)) if (!(await syncOne(row, synced))) break;
       } finally {
-        outbox.markAllSynced(synced);
+        await outbox.markAllSynced(synced);
       }
       return synced.length;
     },

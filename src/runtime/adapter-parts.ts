@@ -1,7 +1,6 @@
 // The parts the composition root (./adapter.ts) assembles, each built by one function from the settings:
 // the EMR port, the workers, the service side, and what the HTTP app serves. A fork changes a part here.
 import type { Clock } from '../clock.ts';
-import type { Db } from '../database/open.ts';
 import type { FhirAuthSettings } from '../emr/fhir/auth/index.ts';
 import { createJwksRouter } from '../emr/fhir/auth/jwks-router.ts';
 import { createFhirEmr } from '../emr/fhir/index.ts';
@@ -16,6 +15,7 @@ import { createDocumentEventSink, createPusher, createPusherAdminRouter } from '
 import { createReceiverRouter } from '../receiver/router.ts';
 import type { ServiceClient } from '../service-client/client.ts';
 import { createStatusAdminRouter } from '../status/admin-router.ts';
+import type { Storage } from '../storage/index.ts';
 import { observed, type DependencyStatus } from '../status/dependency-status.ts';
 import { cachedProbe, NEIGHBOUR_PROBE, type Reachability } from '../status/readiness-probes.ts';
 import { createIncidentGate } from '../work/incident-gate.ts';
@@ -66,14 +66,20 @@ export function buildEmr(
   return observed(emr, 'emr', status);
 }
 
-export function buildWorkers(opts: StartAdapterOptions, parts: { db: Db; clock: Clock; emr: EmrPort; serviceClient: ServiceClient; metrics: Metrics }) {
+export function buildWorkers(
+  opts: StartAdapterOptions,
+  parts: { storage: Storage; clock: Clock; emr: EmrPort; serviceClient: ServiceClient; metrics: Metrics },
+) {
   const { config, logger } = opts;
-  const { db, clock, emr, serviceClient, metrics } = parts;
+  const { storage, clock, emr, serviceClient, metrics } = parts;
+  const { documents, coordination, processor: processorStores } = storage;
   // One gate for the EMR: an incident seen by either worker makes both wait.
   const emrGate = createIncidentGate(clock);
-  const documentEvents = createDocumentEventSink({ db, clock, logger: logger.child({ component: 'pusher' }), emr });
+  const documentEvents = createDocumentEventSink({ documents, coordination, logger: logger.child({ component: 'pusher' }) });
+  // The document outbox's retention runs with the processor's hourly pass.
   const processor = createProcessor({
-    db,
+    stores: processorStores,
+    pruneFinishedDocuments: (cutoffMs) => documents.pruneFinished(cutoffMs),
     clock,
     logger: logger.child({ component: 'processor' }),
     emr,
@@ -82,16 +88,27 @@ export function buildWorkers(opts: StartAdapterOptions, parts: { db: Db; clock: 
     config,
     metrics,
     emrGate,
+    coordination,
   });
-  const pusher = createPusher({ db, clock, logger: logger.child({ component: 'pusher' }), emr, serviceClient, config, metrics, emrGate });
-  return { processor, pusher };
+  const pusher = createPusher({
+    documents,
+    mappings: processorStores.mappings,
+    coordination,
+    clock,
+    logger: logger.child({ component: 'pusher' }),
+    emr,
+    serviceClient,
+    config,
+    metrics,
+    emrGate,
+  });
+  return { processor, pusher, processorStores };
 }
 
 export function appDependencies(
   opts: StartAdapterOptions,
   parts: {
     inbox: Inbox;
-    db: Db;
     clock: Clock;
     metrics: Metrics;
     status: DependencyStatus;
@@ -105,7 +122,7 @@ export function appDependencies(
   },
 ): AppDeps {
   const { config, logger } = opts;
-  const { inbox, db, clock, metrics, status, credentials, fhirAuth } = parts;
+  const { inbox, clock, metrics, status, credentials, fhirAuth } = parts;
   return {
     logger,
     metrics,
@@ -124,7 +141,7 @@ export function appDependencies(
     ],
     adminRouters: [
       createStatusAdminRouter({ status, database: inbox }),
-      createProcessorAdminRouter({ db, clock, logger: logger.child({ component: 'admin' }) }),
+      createProcessorAdminRouter({ deadLetters: parts.workers.processorStores.deadLetters, logger: logger.child({ component: 'admin' }) }),
       createPusherAdminRouter({ logger: logger.child({ component: 'admin' }), pusher: parts.workers.pusher, maxBodyBytes: config.adminMaxBodyBytes }),
     ],
     adminSurfaceRouters: [createOpenApiRouter(adminOpenApi)],

@@ -3,16 +3,14 @@
 import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { openDatabase } from '../database/open.ts';
-import { acquireStoreLock } from '../database/store-lock.ts';
 import { loadFhirAuthSettings, type FhirAuthSettings } from '../emr/fhir/auth/index.ts';
 import type { EmrPort } from '../emr/port.ts';
 import { createInbox } from '../inbox/inbox.ts';
 import type { Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics/metrics.ts';
 import { registerAdapterOperationalMetrics } from '../metrics/operations.ts';
-import { ADAPTER_MIGRATIONS } from '../paths.ts';
 import { WEBHOOK_PATH } from '../receiver/router.ts';
+import { holdStore, openStorage } from '../storage/index.ts';
 import { createServiceClient } from '../service-client/client.ts';
 import { createDependencyStatus, observed, type DependencyStatus } from '../status/dependency-status.ts';
 import { createReachability, NEIGHBOUR_PROBE } from '../status/readiness-probes.ts';
@@ -64,11 +62,10 @@ interface Built {
 
 type Undo = ReturnType<typeof createUndoStack>;
 
-/** One process per database, checked before anything else runs or writes. */
+/** One process per SQLite file, checked before anything else runs or writes (replicas share PostgreSQL). */
 function holdTheStore(opts: StartAdapterOptions, undo: Undo): void {
-  if (opts.config.databasePath === ':memory:') return;
-  const lock = acquireStoreLock(opts.config.databasePath, opts.clock ?? systemClock);
-  undo.push(() => lock.release());
+  const hold = holdStore(opts.config, opts.clock ?? systemClock);
+  undo.push(() => hold.release());
 }
 
 /** The bundled parts that are asked for, the sign-in settings, and the EMR port, checked as start-up requires. */
@@ -97,11 +94,11 @@ async function startOutsideParts(opts: StartAdapterOptions, undo: Undo): Promise
 }
 
 /** The store, the service client and the workers (not started yet). */
-function openInsideParts(b: Built, opts: StartAdapterOptions, undo: Undo) {
+async function openInsideParts(b: Built, opts: StartAdapterOptions, undo: Undo) {
   const { config, clock, logger, status, metrics, emr } = b;
-  const db = openDatabase({ path: config.databasePath, migrationsDir: ADAPTER_MIGRATIONS });
-  undo.push(() => db.close());
-  const inbox = createInbox({ db, clock, logger });
+  const storage = await openStorage(config, { clock, logger });
+  undo.push(() => storage.close());
+  const inbox = createInbox({ store: storage.inbox, clock, logger });
   undo.push(() => inbox.close());
   const credentials: Credentials = {
     keyId: config.service.keyId ?? '',
@@ -117,13 +114,20 @@ function openInsideParts(b: Built, opts: StartAdapterOptions, undo: Undo) {
   undo.push(() => serviceClient.close());
   const service = createReachability(credentials.serviceUrl, NEIGHBOUR_PROBE.timeoutMs);
   undo.push(() => service.close());
-  const workers = buildWorkers(opts, { db, clock, emr, serviceClient, metrics });
+  const workers = buildWorkers(opts, { storage, clock, emr, serviceClient, metrics });
   undo.push(async () => {
     await workers.processor.stop();
     await workers.pusher.stop();
   });
-  registerAdapterOperationalMetrics({ metrics, db, clock, status, outbox: workers.pusher.outbox, databaseWritable: () => inbox.isWritable() });
-  return { db, inbox, credentials, service, workers, state: { workersRunning: false } };
+  registerAdapterOperationalMetrics({
+    metrics,
+    readings: storage.processor.readings,
+    clock,
+    status,
+    outbox: workers.pusher.outbox,
+    databaseWritable: () => inbox.isWritable(),
+  });
+  return { storage, inbox, credentials, service, workers, state: { workersRunning: false } };
 }
 
 /** Zero-configuration mode: the bundled simulator's clinic, key and subscription, pointed at this adapter. */
@@ -143,7 +147,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
   try {
     holdTheStore(opts, undo);
     const b = await startOutsideParts(opts, undo);
-    const inside = openInsideParts(b, opts, undo);
+    const inside = await openInsideParts(b, opts, undo);
     const { credentials, workers, state } = inside;
     const appDeps = appDependencies(opts, {
       ...inside,
@@ -164,7 +168,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     workers.processor.start();
     workers.pusher.start();
     state.workersRunning = true;
-    logger.info({ url, adminUrl, bundledService: config.bundled.service, bundledFhir: b.bundledFhir }, 'adapter started');
+    logger.info({ url, adminUrl, database: inside.storage.engine, bundledService: config.bundled.service, bundledFhir: b.bundledFhir }, 'adapter started');
 
     let closing: Promise<void> | undefined;
     return {

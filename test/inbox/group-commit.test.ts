@@ -52,3 +52,88 @@ describe('createGroupCommitter, submissions during a commit', () => {
     expect(batches).toEqual([[1, 2], [99]]);
   });
 });
+
+describe('createGroupCommitter with an asynchronous commit (PostgreSQL)', () => {
+  /** A commit that settles only when the test says so, keeping every batch it was given. */
+  function heldCommit() {
+    const batches: number[][] = [];
+    const pending: { resolve: () => void; reject: (e: unknown) => void }[] = [];
+    const commit = (batch: number[]) => {
+      batches.push([...batch]);
+      return new Promise<number[]>((resolve, reject) => {
+        pending.push({ resolve: () => resolve(batch.map((n) => n * 10)), reject });
+      });
+    };
+    return { batches, pending, commit };
+  }
+  const turn = () => new Promise((r) => setImmediate(r));
+
+  it('keeps one commit in flight; what arrives meanwhile forms the next batch', async () => {
+    const h = heldCommit();
+    const c = createGroupCommitter<number, number>(h.commit);
+    const first = [c.submit(1), c.submit(2)];
+    await turn();
+    const second = [c.submit(3), c.submit(4), c.submit(5)];
+    await turn();
+    // Nothing new is committed while the first batch is in flight.
+    expect(h.batches).toEqual([[1, 2]]);
+    expect(c.pending()).toBe(3);
+    h.pending[0]!.resolve();
+    expect(await Promise.all(first)).toEqual([10, 20]);
+    await turn();
+    expect(h.batches).toEqual([
+      [1, 2],
+      [3, 4, 5],
+    ]);
+    h.pending[1]!.resolve();
+    expect(await Promise.all(second)).toEqual([30, 40, 50]);
+  });
+
+  it('answers nobody before the commit resolves', async () => {
+    const h = heldCommit();
+    const c = createGroupCommitter<number, number>(h.commit);
+    let answered = false;
+    const p = c.submit(1).then((r) => {
+      answered = true;
+      return r;
+    });
+    await turn();
+    await turn();
+    expect(answered).toBe(false);
+    h.pending[0]!.resolve();
+    expect(await p).toBe(10);
+  });
+
+  it('rejects every item of a failed batch, and the batch queued behind it still commits', async () => {
+    const h = heldCommit();
+    const c = createGroupCommitter<number, number>(h.commit);
+    const failing = [c.submit(1), c.submit(2)];
+    await turn();
+    const next = c.submit(3);
+    h.pending[0]!.reject(new Error('connection terminated'));
+    const settled = await Promise.allSettled(failing);
+    expect(settled.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    await turn();
+    h.pending[1]!.resolve();
+    expect(await next).toBe(30);
+  });
+
+  it('drain waits for the commit in flight and the batches queued behind it', async () => {
+    const h = heldCommit();
+    const c = createGroupCommitter<number, number>(h.commit, 2);
+    const all = [1, 2, 3].map((n) => c.submit(n));
+    let drained = false;
+    const draining = c.drain().then(() => {
+      drained = true;
+    });
+    await turn();
+    expect(drained).toBe(false);
+    h.pending[0]!.resolve();
+    await turn();
+    expect(h.batches).toEqual([[1, 2], [3]]);
+    expect(drained).toBe(false);
+    h.pending[1]!.resolve();
+    await draining;
+    expect(await Promise.all(all)).toEqual([10, 20, 30]);
+  });
+});

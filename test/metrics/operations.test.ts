@@ -1,10 +1,10 @@
-// The metrics an on-call engineer alerts on, read from a processor's database with a manual clock: the
+// The metrics an on-call engineer alerts on, read from a processor's stores (SQLite) with a manual clock: the
 // ages of the oldest unprocessed event, unsent document and undelivered mapping (0 when none waits), the
 // inbox depth without the mapping backlog, and whether each dependency answered its last call.
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.ts';
 import { registerAdapterOperationalMetrics } from '../../src/metrics/operations.ts';
-import { createOutbox } from '../../src/pusher/outbox.ts';
+import { createSqliteDocumentStore } from '../../src/storage/sqlite/documents.ts';
 import { ServiceCallError } from '../../src/service-client/errors.ts';
 import { createDependencyStatus } from '../../src/status/dependency-status.ts';
 import { appointmentEvent, processorFixture } from '../support/processor-fixture.ts';
@@ -13,9 +13,9 @@ import { PDF } from '../support/simulator-fixture.ts';
 function fixture() {
   const f = processorFixture({ PROCESSOR_MAX_ATTEMPTS: '100' });
   const status = createDependencyStatus({ clock: f.clock, logger: silentLogger() });
-  const outbox = createOutbox(f.db, f.clock);
+  const outbox = createSqliteDocumentStore(f.db, f.clock);
   let writable = true;
-  registerAdapterOperationalMetrics({ metrics: f.metrics, db: f.db, clock: f.clock, status, outbox, databaseWritable: () => writable });
+  registerAdapterOperationalMetrics({ metrics: f.metrics, readings: f.stores.readings, clock: f.clock, status, outbox, databaseWritable: () => writable });
   /** The value of one sample on /metrics (labels as written there, e.g. `{dependency="emr"}`). */
   const sample = async (name: string, labels = ''): Promise<number> => {
     const text = await f.metrics.registry.metrics();
@@ -61,12 +61,12 @@ describe('age metrics', () => {
         source: 'api',
         request: { externalId, patientPhone: '+15550001111', patientName: 'P', label: 'L', file: { base64: PDF.toString('base64'), filename: 'r.pdf' } },
       });
-    add('lab-old');
+    await add('lab-old');
     f.clock.advance(300_000);
-    add('lab-new');
+    await add('lab-new');
     f.clock.advance(120_000);
     expect(await f.sample('emr_bridge_oldest_unsent_document_age_seconds')).toBe(420);
-    f.outbox.recordOutcome('lab-old', { state: 'SENT' });
+    await f.outbox.recordOutcome('lab-old', { state: 'SENT' });
     expect(await f.sample('emr_bridge_oldest_unsent_document_age_seconds')).toBe(120);
   });
 

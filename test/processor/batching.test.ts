@@ -9,12 +9,12 @@ import { parseConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/database/open.ts';
 import { EmrError } from '../../src/emr/errors.ts';
 import { silentLogger } from '../../src/logger.ts';
-import { createMappingStore, type MappingStore } from '../../src/mappings/store.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createProcessor } from '../../src/processor/index.ts';
-import { createMappingRecords } from '../../src/processor/mapping-records.ts';
-import { NEXT_EVENTS_SQL } from '../../src/processor/queue.ts';
-import { createEntityVersions } from '../../src/processor/versions.ts';
+import { createMappingRows, createSqliteMappingStore, type MappingRows } from '../../src/storage/sqlite/mappings.ts';
+import { NEXT_EVENTS_SQL } from '../../src/storage/sqlite/processing.ts';
+import { createSqliteProcessorStores } from '../../src/storage/sqlite/processor-stores.ts';
+import { createSqliteEntityVersions } from '../../src/storage/sqlite/versions.ts';
 import { appointmentEvent, processorFixture } from '../support/processor-fixture.ts';
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -128,7 +128,7 @@ describe('processor batches', () => {
     f.emr.failWith = undefined;
     // ...and the next process (a fresh processor on the same database) applies it from the stored body.
     const next = createProcessor({
-      db: f.db,
+      stores: createSqliteProcessorStores(f.db, f.clock),
       clock: f.clock,
       logger: silentLogger(),
       emr: f.emr,
@@ -150,13 +150,13 @@ describe('processor batches', () => {
   });
 });
 
-describe('mapping records', () => {
+describe('mapping records on SQLite', () => {
   it('commits the records asked for together in one transaction; the first record for an entity stands', async () => {
     const db = openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS });
     const clock = createManualClock();
     const inTransaction: boolean[] = [];
     const stored = new Map<string, string>();
-    const store: MappingStore = {
+    const rows: MappingRows = {
       find: (t, s) => stored.get(`${t}:${s}`),
       record(t, s, emrId) {
         inTransaction.push(db.inTransaction);
@@ -165,7 +165,7 @@ describe('mapping records', () => {
       },
       enqueue: () => undefined,
     };
-    const records = createMappingRecords(db, clock, store);
+    const records = createSqliteMappingStore(db, clock, rows);
     const ids = await Promise.all([
       records.record('patient', 'pat_1', 'P1'),
       records.record('doctor', 'doc_1', 'D1'),
@@ -178,49 +178,49 @@ describe('mapping records', () => {
   it('reads a mapping from the store once, then from memory; an unknown one is asked for every time', async () => {
     const db = openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS });
     const clock = createManualClock();
-    const real = createMappingStore(db, clock);
+    const real = createMappingRows(db, clock);
     let finds = 0;
-    const store: MappingStore = {
+    const rows: MappingRows = {
       ...real,
       find: (t, s) => {
         finds++;
         return real.find(t, s);
       },
     };
-    const records = createMappingRecords(db, clock, store);
-    expect(records.find('doctor', 'doc_1')).toBeUndefined();
-    expect(records.find('doctor', 'doc_1')).toBeUndefined();
+    const records = createSqliteMappingStore(db, clock, rows);
+    expect(await records.find('doctor', 'doc_1')).toBeUndefined();
+    expect(await records.find('doctor', 'doc_1')).toBeUndefined();
     expect(finds).toBe(2);
     real.record('doctor', 'doc_1', 'D1');
-    expect(records.find('doctor', 'doc_1')).toBe('D1');
-    expect(records.find('doctor', 'doc_1')).toBe('D1');
+    expect(await records.find('doctor', 'doc_1')).toBe('D1');
+    expect(await records.find('doctor', 'doc_1')).toBe('D1');
     expect(finds).toBe(3);
     expect(await records.record('location', 'loc_1', 'L1')).toBe('L1');
-    expect(records.find('location', 'loc_1')).toBe('L1');
+    expect(await records.find('location', 'loc_1')).toBe('L1');
     expect(finds).toBe(3);
   });
 });
 
-describe('entity versions in memory', () => {
-  it('never runs ahead of the disk: a version written in a transaction that rolls back is not seen', () => {
+describe('entity versions in memory (SQLite)', () => {
+  it('never runs ahead of the disk: a version written in a transaction that rolls back is not seen', async () => {
     const db = openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS });
-    const versions = createEntityVersions(db);
+    const versions = createSqliteEntityVersions(db);
     const v1 = { occurredAt: '2026-01-15T09:00:00.000Z', hash: 'h1' };
     const stored1 = db.transaction(() => versions.write('patient:p', v1, 'e1'))();
     versions.settle('patient:p', stored1);
-    expect(versions.newest('patient:p')).toEqual(v1);
+    expect(await versions.newest('patient:p')).toEqual(v1);
 
     const failing = db.transaction(() => {
       versions.write('patient:p', { occurredAt: '2026-01-15T10:00:00.000Z', hash: null }, 'e2');
       throw new Error('disk I/O error');
     });
     expect(() => failing()).toThrow('disk I/O error');
-    expect(versions.newest('patient:p')).toEqual(v1);
+    expect(await versions.newest('patient:p')).toEqual(v1);
   });
 
-  it('remembers what the upsert stored: a newer time keeps the last digest when it brings none, an older one changes nothing', () => {
+  it('remembers what the upsert stored: a newer time keeps the last digest when it brings none, an older one changes nothing', async () => {
     const db = openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS });
-    const versions = createEntityVersions(db);
+    const versions = createSqliteEntityVersions(db);
     const onDisk = db.prepare('SELECT occurred_at AS occurredAt, snapshot_hash AS hash FROM entity_versions WHERE entity_key = ?');
     const write = (occurredAt: string, hash: string | null) => {
       const stored = db.transaction(() => versions.write('patient:p', { occurredAt, hash }, 'e'))();
@@ -230,6 +230,6 @@ describe('entity versions in memory', () => {
     expect(write('2026-01-15T09:00:00.000Z', 'h1')).toEqual(onDisk.get('patient:p'));
     expect(write('2026-01-15T10:00:00.000Z', null)).toEqual({ occurredAt: '2026-01-15T10:00:00.000Z', hash: 'h1' });
     expect(write('2026-01-15T08:00:00.000Z', 'h0')).toEqual({ occurredAt: '2026-01-15T10:00:00.000Z', hash: 'h1' });
-    expect(versions.newest('patient:p')).toEqual(onDisk.get('patient:p'));
+    expect(await versions.newest('patient:p')).toEqual(onDisk.get('patient:p'));
   });
 });

@@ -17,7 +17,7 @@ function adminOf(f: ProcessorFixture) {
     logger: silentLogger(),
     metrics: f.metrics,
     routers: [],
-    adminRouters: [createProcessorAdminRouter({ db: f.db, clock: f.clock, logger: silentLogger() })],
+    adminRouters: [createProcessorAdminRouter({ deadLetters: f.stores.deadLetters, logger: silentLogger() })],
     adminToken: TOKEN,
     readiness: [],
   });

@@ -41,7 +41,7 @@ describe('dead letters', () => {
       logger: silentLogger(),
       metrics: f.metrics,
       routers: [],
-      adminRouters: [createProcessorAdminRouter({ db: f.db, clock: f.clock, logger: silentLogger() })],
+      adminRouters: [createProcessorAdminRouter({ deadLetters: f.stores.deadLetters, logger: silentLogger() })],
       adminToken: 'admin-token-for-tests-0001',
       readiness: [],
     });

@@ -1,12 +1,13 @@
-// The per-entity sections of the processor: one at a time per key, keys independent, failures contained.
+// The per-entity sections of the processor inside one process (SQLite's entity locks): one at a time per key,
+// keys independent, failures contained. Across replicas: test/storage/entity-locks.contract.test.ts.
 import { describe, expect, it } from 'vitest';
-import { createEntityLocks } from '../../src/processor/entity-locks.ts';
+import { createSqliteEntityLocks } from '../../src/storage/sqlite/entity-locks.ts';
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('entity locks', () => {
   it('runs sections of one key one after another, in call order', async () => {
-    const locks = createEntityLocks();
+    const locks = createSqliteEntityLocks();
     const log: string[] = [];
     const section = (name: string, ms: number) =>
       locks.run('k', async () => {
@@ -20,7 +21,7 @@ describe('entity locks', () => {
   });
 
   it('lets different keys run at once', async () => {
-    const locks = createEntityLocks();
+    const locks = createSqliteEntityLocks();
     let inside = 0;
     let most = 0;
     const section = (key: string) =>
@@ -34,7 +35,7 @@ describe('entity locks', () => {
   });
 
   it('passes a failure to its caller only and runs the next section', async () => {
-    const locks = createEntityLocks();
+    const locks = createSqliteEntityLocks();
     const failing = locks.run('k', async () => {
       throw new Error('EMR down');
     });

@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.ts';
 import type { DocumentRequest, DocumentResource } from '../../src/contract/documents.ts';
 import { createPusher } from '../../src/pusher/index.ts';
+import { createSqliteCoordination } from '../../src/storage/sqlite/coordination.ts';
+import { createSqliteDocumentStore } from '../../src/storage/sqlite/documents.ts';
 import { captureLogger } from '../support/log-capture.ts';
 import { appointmentEvent, processorFixture, type ProcessorFixture } from '../support/processor-fixture.ts';
 import { PDF } from '../support/simulator-fixture.ts';
@@ -35,7 +37,10 @@ function documentFixture(f: ProcessorFixture) {
   let answer!: () => void;
   const answered = new Promise<void>((r) => (answer = r));
   const pusher = createPusher({
-    db: f.db,
+    documents: createSqliteDocumentStore(f.db, f.clock),
+    // The processor's own mapping store: one per SQLite database, as the adapter wires it.
+    mappings: f.stores.mappings,
+    coordination: createSqliteCoordination(),
     clock: f.clock,
     logger: log.logger,
     emr: f.emr,

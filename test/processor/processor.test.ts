@@ -125,7 +125,7 @@ describe('processor', () => {
   it('takes over an event whose lease ran out (a crash mid-apply)', async () => {
     const f = processorFixture({ PROCESSOR_LEASE_MS: '30000' });
     const id = f.store(appointmentEvent());
-    f.processor.depth();
+    await f.processor.depth();
     // A worker that claimed the event and died: the lease is held, nobody finishes it.
     f.db
       .prepare("INSERT INTO processing (inbox_id, entity_key, state, attempts, lease_until) SELECT id, 'appointment:apt_1', 'pending', 1, ? FROM inbox_events")

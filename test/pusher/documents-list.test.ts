@@ -4,23 +4,21 @@ import supertest from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
-import { openDatabase } from '../../src/database/open.ts';
 import { createMemoryEmr } from '../../src/emr/memory/index.ts';
 import { createApp } from '../../src/http/app.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { createMetrics } from '../../src/metrics/metrics.ts';
-import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createPusher, createPusherAdminRouter } from '../../src/pusher/index.ts';
 import { PDF } from '../support/simulator-fixture.ts';
+import { openTestDatabase, sqlitePusherStores } from './sqlite-stores.ts';
 
 const TOKEN = 'admin-token-for-tests-0001';
 const HOUR = 60 * 60 * 1000;
 
 function fixture() {
-  const db = openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS });
   const clock = createManualClock();
   const pusher = createPusher({
-    db,
+    ...sqlitePusherStores(openTestDatabase(), clock),
     clock,
     logger: silentLogger(),
     emr: createMemoryEmr(),
@@ -46,7 +44,7 @@ function fixture() {
     clock,
     pusher,
     /** Queues a document now, then moves the clock an hour on. */
-    add(externalId: string, documentType: 'lab_report' | 'prescription' = 'lab_report') {
+    async add(externalId: string, documentType: 'lab_report' | 'prescription' = 'lab_report') {
       const request = {
         externalId,
         patientPhone: '+15550001111',
@@ -54,7 +52,7 @@ function fixture() {
         label: 'Blood count',
         file: { base64: PDF.toString('base64'), filename: 'r.pdf' },
       };
-      const r = pusher.enqueue(documentType, request);
+      const r = await pusher.enqueue(documentType, request);
       if (!r.ok) throw new Error(r.reason);
       clock.advance(HOUR);
     },
@@ -67,7 +65,7 @@ const ids = (body: { documents: { externalId: string }[] }) => body.documents.ma
 describe('listing documents', () => {
   it('pages newest first with limit and cursor, each document once, until nextCursor is null', async () => {
     const f = fixture();
-    for (const id of ['d1', 'd2', 'd3', 'd4', 'd5']) f.add(id);
+    for (const id of ['d1', 'd2', 'd3', 'd4', 'd5']) await f.add(id);
     const seen: string[][] = [];
     let cursor: string | null = null;
     do {
@@ -82,7 +80,7 @@ describe('listing documents', () => {
   it('keeps documents made in the same millisecond apart across pages', async () => {
     const f = fixture();
     for (const id of ['a', 'b', 'c']) {
-      f.add(id);
+      await f.add(id);
       f.clock.advance(-HOUR);
     }
     const first = await f.get('?limit=2');
@@ -94,10 +92,10 @@ describe('listing documents', () => {
   it('filters by status, document type and creation time', async () => {
     const f = fixture();
     const start = f.clock.now();
-    f.add('lab-1');
-    f.add('rx-1', 'prescription');
-    f.add('lab-2');
-    f.pusher.outbox.recordOutcome('lab-2', { state: 'SENT' });
+    await f.add('lab-1');
+    await f.add('rx-1', 'prescription');
+    await f.add('lab-2');
+    await f.pusher.outbox.recordOutcome('lab-2', { state: 'SENT' });
     expect(ids((await f.get('?type=prescription')).body)).toEqual(['rx-1']);
     expect(ids((await f.get('?status=SENT')).body)).toEqual(['lab-2']);
     expect(ids((await f.get('?status=queued&type=lab_report')).body)).toEqual(['lab-1']);
@@ -109,7 +107,7 @@ describe('listing documents', () => {
 
   it('shows identifiers and status, never the label or the patient', async () => {
     const f = fixture();
-    f.add('lab-1');
+    await f.add('lab-1');
     const res = await f.get('');
     expect(res.body.documents[0]).toMatchObject({ externalId: 'lab-1', status: 'queued' });
     expect(JSON.stringify(res.body)).not.toMatch(/Blood count|Synthetic Patient|5550001111/);

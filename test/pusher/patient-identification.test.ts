@@ -3,20 +3,17 @@
 // along to create it under that id), and never an id alone that would identify nobody.
 import { describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
-import { openDatabase } from '../../src/database/open.ts';
 import type { EmrDocument } from '../../src/emr/port.ts';
 import { createMemoryEmr } from '../../src/emr/memory/index.ts';
 import { silentLogger } from '../../src/logger.ts';
-import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
-import { createOutbox } from '../../src/pusher/outbox.ts';
 import { createScanner } from '../../src/pusher/scan.ts';
+import { createSqliteDocumentStore } from '../../src/storage/sqlite/documents.ts';
 import { PDF } from '../support/simulator-fixture.ts';
+import { openTestDatabase } from './sqlite-stores.ts';
 
 async function scanned(patient: EmrDocument['patient']) {
-  const db = openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS });
-  const clock = createManualClock();
   const emr = createMemoryEmr();
-  const outbox = createOutbox(db, clock);
+  const outbox = createSqliteDocumentStore(openTestDatabase(), createManualClock());
   emr.documents.push({
     id: 'dr-1',
     version: '1',
@@ -27,8 +24,8 @@ async function scanned(patient: EmrDocument['patient']) {
     patient,
     lastUpdated: '2026-01-15T09:00:00.000Z',
   });
-  await createScanner({ db, clock, logger: silentLogger(), emr, outbox }).scanOnce();
-  const row = outbox.get('dr-1')!;
+  await createScanner({ logger: silentLogger(), emr, outbox }).scanOnce();
+  const row = (await outbox.get('dr-1'))!;
   return { state: row.state, code: row.error_code, request: row.request ? (JSON.parse(row.request) as Record<string, unknown>) : undefined };
 }
 

@@ -5,10 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
 import type { DocumentResource } from '../../src/contract/documents.ts';
-import { openDatabase } from '../../src/database/open.ts';
 import { createMemoryEmr } from '../../src/emr/memory/index.ts';
 import { silentLogger } from '../../src/logger.ts';
-import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import supertest from 'supertest';
 import { createApp } from '../../src/http/app.ts';
 import { createMetrics } from '../../src/metrics/metrics.ts';
@@ -16,18 +14,20 @@ import { createDocumentEventSink, createPusher, createPusherAdminRouter, type Pu
 import { ServiceCallError } from '../../src/service-client/errors.ts';
 import { captureLogger } from '../support/log-capture.ts';
 import { PDF } from '../support/simulator-fixture.ts';
+import { openTestDatabase, sqlitePusherStores } from './sqlite-stores.ts';
 
 type Answer = DocumentResource | ServiceCallError;
 
 function fixture(answers: Answer[] = []) {
-  const db = openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS });
+  const db = openTestDatabase();
   const clock = createManualClock();
+  const stores = sqlitePusherStores(db, clock);
   const emr = createMemoryEmr();
   const posts: string[] = [];
   let lookups: Answer[] = [];
   const log = captureLogger();
   const pusher = createPusher({
-    db,
+    ...stores,
     clock,
     logger: log.logger,
     emr,
@@ -47,8 +47,18 @@ function fixture(answers: Answer[] = []) {
       },
     },
   });
-  const sink = createDocumentEventSink({ db, clock, logger: silentLogger(), emr });
-  return { db, clock, emr, pusher, posts, sink, logLines: log.lines, setLookups: (l: Answer[]) => (lookups = l), row: (id: string) => pusher.outbox.get(id)! };
+  const sink = createDocumentEventSink({ documents: stores.documents, coordination: stores.coordination, logger: silentLogger() });
+  return {
+    db,
+    clock,
+    emr,
+    pusher,
+    posts,
+    sink,
+    logLines: log.lines,
+    setLookups: (l: Answer[]) => (lookups = l),
+    row: async (id: string) => (await pusher.outbox.get(id))!,
+  };
 }
 
 function resource(o: Partial<DocumentResource> = {}): DocumentResource {
@@ -87,7 +97,7 @@ describe('checks before anything leaves', () => {
     ['no way to identify the patient', { patientPhone: undefined, patientName: undefined }, 'patient_unresolvable'],
   ])('refuses %s with its code, sending nothing', async (_l, overrides, code) => {
     const f = fixture();
-    const result = f.pusher.enqueue('lab_report', request(overrides));
+    const result = await f.pusher.enqueue('lab_report', request(overrides));
     expect(result.ok).toBe(false);
     expect(!result.ok && result.code).toBe(code);
     await f.pusher.runOnce();
@@ -96,19 +106,19 @@ describe('checks before anything leaves', () => {
 
   it('infers the mimeType from the filename', async () => {
     const f = fixture();
-    f.pusher.enqueue('lab_report', request());
-    expect(JSON.parse(f.row('lab-1').request!).file.mimeType).toBe('application/pdf');
+    await f.pusher.enqueue('lab_report', request());
+    expect(JSON.parse((await f.row('lab-1')).request!).file.mimeType).toBe('application/pdf');
   });
 });
 
 describe('sending', () => {
   it('keeps one row per externalId: a second enqueue returns the first', async () => {
     const f = fixture();
-    expect(f.pusher.enqueue('lab_report', request())).toMatchObject({ ok: true, created: true });
-    expect(f.pusher.enqueue('lab_report', request({ label: 'changed' }))).toMatchObject({ ok: true, created: false });
+    expect(await f.pusher.enqueue('lab_report', request())).toMatchObject({ ok: true, created: true });
+    expect(await f.pusher.enqueue('lab_report', request({ label: 'changed' }))).toMatchObject({ ok: true, created: false });
     await f.pusher.runOnce();
     expect(f.posts).toEqual(['lab-1']);
-    expect(f.row('lab-1')).toMatchObject({ state: 'SENT', sent_at: '2026-01-15T10:00:00.000Z', request: null });
+    expect(await f.row('lab-1')).toMatchObject({ state: 'SENT', sent_at: '2026-01-15T10:00:00.000Z', request: null });
   });
 
   it('retries 5xx and timeouts with capped backoff, and honours a longer Retry-After on 429', async () => {
@@ -117,29 +127,29 @@ describe('sending', () => {
       new ServiceCallError({ code: 'service_unreachable', message: 'timeout', retryable: true }),
       new ServiceCallError({ code: 'rate_limited', message: 'slow down', retryable: true }, 429, 30_000),
     ]);
-    f.pusher.enqueue('lab_report', request());
+    await f.pusher.enqueue('lab_report', request());
     await f.pusher.runOnce();
-    expect(f.row('lab-1').next_attempt_at - f.clock.now()).toBe(750);
+    expect((await f.row('lab-1')).next_attempt_at - f.clock.now()).toBe(750);
     f.clock.advance(750);
     await f.pusher.runOnce();
-    expect(f.row('lab-1').next_attempt_at - f.clock.now()).toBe(1500);
+    expect((await f.row('lab-1')).next_attempt_at - f.clock.now()).toBe(1500);
     f.clock.advance(1500);
     await f.pusher.runOnce();
-    expect(f.row('lab-1').next_attempt_at - f.clock.now()).toBe(30_000);
+    expect((await f.row('lab-1')).next_attempt_at - f.clock.now()).toBe(30_000);
     f.clock.advance(29_999);
     await f.pusher.runOnce();
     expect(f.posts).toHaveLength(3);
     f.clock.advance(1);
     await f.pusher.runOnce();
     expect(f.posts).toEqual(['lab-1', 'lab-1', 'lab-1', 'lab-1']);
-    expect(f.row('lab-1').state).toBe('SENT');
+    expect((await f.row('lab-1')).state).toBe('SENT');
   });
 
   it('fails at once on a 4xx other than 429, with the service code', async () => {
     const f = fixture([new ServiceCallError({ code: 'patient_unresolvable', message: 'who?', retryable: false }, 422)]);
-    f.pusher.enqueue('lab_report', request());
+    await f.pusher.enqueue('lab_report', request());
     await f.pusher.runOnce();
-    expect(f.row('lab-1')).toMatchObject({ state: 'FAILED', error_code: 'patient_unresolvable' });
+    expect(await f.row('lab-1')).toMatchObject({ state: 'FAILED', error_code: 'patient_unresolvable' });
     f.clock.advance(3_600_000);
     await f.pusher.runOnce();
     expect(f.posts).toHaveLength(1);
@@ -147,14 +157,14 @@ describe('sending', () => {
 
   it('re-sends the same externalId after a crash mid-send (lease expiry), so the service replays', async () => {
     const f = fixture();
-    f.pusher.enqueue('lab_report', request());
-    f.pusher.outbox.claimDue(8, 60_000); // a process that claimed it and died before the answer
+    await f.pusher.enqueue('lab_report', request());
+    await f.pusher.outbox.claimDue(8, 60_000); // a process that claimed it and died before the answer
     await f.pusher.runOnce();
     expect(f.posts).toEqual([]);
     f.clock.advance(60_000);
     await f.pusher.runOnce();
     expect(f.posts).toEqual(['lab-1']);
-    expect(f.row('lab-1').attempts).toBe(2);
+    expect((await f.row('lab-1')).attempts).toBe(2);
   });
 });
 
@@ -163,7 +173,7 @@ describe('a document that failed here', () => {
 
   async function failHere() {
     const f = fixture([exhausted(), exhausted(), exhausted(), exhausted()]);
-    f.pusher.enqueue('lab_report', request());
+    await f.pusher.enqueue('lab_report', request());
     for (let i = 0; i < 4; i++) {
       await f.pusher.runOnce();
       f.clock.advance(10_000);
@@ -173,14 +183,14 @@ describe('a document that failed here', () => {
 
   it('keeps its request after its retries run out, and goes again on an operator retry', async () => {
     const f = await failHere();
-    expect(f.row('lab-1')).toMatchObject({ state: 'FAILED', error_code: 'retries_exhausted' });
-    expect(f.row('lab-1').request).not.toBeNull();
-    expect(f.pusher.outbox.resend('lab-1')).toBe(true);
-    expect(f.row('lab-1')).toMatchObject({ state: 'queued', attempts: 0, error_code: null });
+    expect(await f.row('lab-1')).toMatchObject({ state: 'FAILED', error_code: 'retries_exhausted' });
+    expect((await f.row('lab-1')).request).not.toBeNull();
+    expect(await f.pusher.outbox.resend('lab-1')).toBe(true);
+    expect(await f.row('lab-1')).toMatchObject({ state: 'queued', attempts: 0, error_code: null });
     await f.pusher.runOnce();
-    expect(f.row('lab-1')).toMatchObject({ state: 'SENT', request: null });
+    expect(await f.row('lab-1')).toMatchObject({ state: 'SENT', request: null });
     expect(f.posts).toEqual(['lab-1', 'lab-1', 'lab-1', 'lab-1', 'lab-1']);
-    expect(f.pusher.outbox.resend('lab-1')).toBe(false);
+    expect(await f.pusher.outbox.resend('lab-1')).toBe(false);
   });
 
   it('takes the status of a document event: the service did get it while its answers timed out', async () => {
@@ -199,29 +209,31 @@ describe('a document that failed here', () => {
         sentAt: '2026-01-15T10:00:05.000Z',
       },
     });
-    expect(f.row('lab-1')).toMatchObject({ state: 'SENT', sent_at: '2026-01-15T10:00:05.000Z', error_code: null, request: null });
+    expect(await f.row('lab-1')).toMatchObject({ state: 'SENT', sent_at: '2026-01-15T10:00:05.000Z', error_code: null, request: null });
   });
 
   it('is final when the service failed it: an operator retry is refused', async () => {
     const f = fixture([resource({ status: 'FAILED', statusReason: 'the patient has no messaging account', sentAt: undefined })]);
-    f.pusher.enqueue('lab_report', request());
+    await f.pusher.enqueue('lab_report', request());
     await f.pusher.runOnce();
-    expect(f.row('lab-1')).toMatchObject({ state: 'FAILED', error_code: null, request: null });
-    expect(f.pusher.outbox.resend('lab-1')).toBe(false);
+    expect(await f.row('lab-1')).toMatchObject({ state: 'FAILED', error_code: null, request: null });
+    expect(await f.pusher.outbox.resend('lab-1')).toBe(false);
   });
 });
 
 describe('final states', () => {
   it('never move again: a late HELD answer or a failed retry leaves SENT as it is', async () => {
     const f = fixture();
-    f.pusher.enqueue('lab_report', request());
+    await f.pusher.enqueue('lab_report', request());
     await f.pusher.runOnce();
-    f.pusher.outbox.recordOutcome('lab-1', {
+    await f.pusher.outbox.recordOutcome('lab-1', {
       state: 'HELD',
       resource: resource({ status: 'HELD', sentAt: undefined, releaseAfter: '2026-01-16T08:00:00.000Z' }),
     });
-    f.pusher.outbox.retryAt('lab-1', f.clock.now() + 1000, 'service_unreachable', 'timeout');
-    expect(f.row('lab-1')).toMatchObject({ state: 'SENT', sent_at: '2026-01-15T10:00:00.000Z', release_after: null, error_code: null });
+    // The retry of a send that held the row with the pass's lease (the clock has not moved since).
+    const retry = { at: f.clock.now() + 1000, code: 'service_unreachable', reason: 'timeout' };
+    await f.pusher.outbox.settle([{ externalId: 'lab-1', leaseUntil: f.clock.now() + 60_000, retry }], 0, 60_000);
+    expect(await f.row('lab-1')).toMatchObject({ state: 'SENT', sent_at: '2026-01-15T10:00:00.000Z', release_after: null, error_code: null });
   });
 });
 
@@ -241,14 +253,14 @@ describe('the admin routes', () => {
     const f = fixture([new ServiceCallError({ code: 'unauthorized', message: 'bad key', retryable: false }, 401)]);
     const app = adminApp(f.pusher);
     const post = (path: string) => supertest(app.callback()).post(`/admin${path}`).set('authorization', 'Bearer admin-token-for-tests-0001');
-    f.pusher.enqueue('lab_report', request());
+    await f.pusher.enqueue('lab_report', request());
     await f.pusher.runOnce();
-    expect(f.row('lab-1')).toMatchObject({ state: 'FAILED', error_code: 'unauthorized' });
+    expect(await f.row('lab-1')).toMatchObject({ state: 'FAILED', error_code: 'unauthorized' });
     const retried = await post('/documents/lab-1/retry');
     expect(retried.status).toBe(200);
     expect(retried.body.document).toMatchObject({ externalId: 'lab-1', status: 'queued', attempts: 0 });
     await f.pusher.runOnce();
-    expect(f.row('lab-1').state).toBe('SENT');
+    expect((await f.row('lab-1')).state).toBe('SENT');
     const again = await post('/documents/lab-1/retry');
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('not_retryable');
@@ -272,7 +284,7 @@ describe('unknown fields in admin bodies', () => {
     const nested = await post({ documentType: 'lab_report', ...request(), file: { ...request().file, fileName: 'x.pdf' } });
     expect(nested.status).toBe(400);
     expect(nested.body.error.message).toContain('file.fileName');
-    expect(f.pusher.outbox.list(undefined)).toEqual([]);
+    expect(await f.pusher.outbox.list(undefined)).toEqual([]);
   });
 });
 
@@ -282,16 +294,16 @@ describe('following HELD documents', () => {
       resource({ externalId: 'q', status: 'HELD', statusReason: 'quiet hours', releaseAfter: '2026-01-15T12:00:00.000Z', sentAt: undefined }),
       resource({ externalId: 'p', documentType: 'prescription', status: 'HELD', statusReason: 'auto-send is off', sentAt: undefined }),
     ]);
-    f.pusher.enqueue('lab_report', request({ externalId: 'q' }));
+    await f.pusher.enqueue('lab_report', request({ externalId: 'q' }));
     await f.pusher.runOnce();
-    f.pusher.enqueue('prescription', request({ externalId: 'p' }));
+    await f.pusher.enqueue('prescription', request({ externalId: 'p' }));
     await f.pusher.runOnce();
-    expect(f.row('q').next_poll_at).toBe(Date.parse('2026-01-15T12:00:01.000Z'));
-    expect(f.row('p').next_poll_at).toBe(f.clock.now() + 300_000);
+    expect((await f.row('q')).next_poll_at).toBe(Date.parse('2026-01-15T12:00:01.000Z'));
+    expect((await f.row('p')).next_poll_at).toBe(f.clock.now() + 300_000);
     f.setLookups([resource({ externalId: 'p', status: 'HELD', sentAt: undefined })]);
     f.clock.advance(300_000);
     await f.pusher.runOnce();
-    expect(f.row('p').state).toBe('HELD');
+    expect((await f.row('p')).state).toBe('HELD');
     // Both are due by then, asked in poll order: the prescription (still held), then the lab report.
     f.setLookups([
       resource({ externalId: 'p', status: 'HELD', sentAt: undefined }),
@@ -299,12 +311,12 @@ describe('following HELD documents', () => {
     ]);
     f.clock.set(Date.parse('2026-01-15T12:00:01.000Z'));
     await f.pusher.runOnce();
-    expect(f.row('q')).toMatchObject({ state: 'SENT', sent_at: '2026-01-15T12:00:00.000Z' });
+    expect(await f.row('q')).toMatchObject({ state: 'SENT', sent_at: '2026-01-15T12:00:00.000Z' });
   });
 
   it('takes document.delivered at once, ignores it after a final state, records unknown documents', async () => {
     const f = fixture([resource({ status: 'HELD', sentAt: undefined })]);
-    f.pusher.enqueue('lab_report', request());
+    await f.pusher.enqueue('lab_report', request());
     await f.pusher.runOnce();
     const event = (externalId: string, status: 'SENT' | 'FAILED') => ({
       eventId: crypto.randomUUID(),
@@ -314,9 +326,9 @@ describe('following HELD documents', () => {
       document: { serviceId: 'doc_1', externalId, documentType: 'lab_report' as const, patientServiceId: 'pat_1', status, sentAt: '2026-01-15T12:00:00.000Z' },
     });
     await f.sink.apply(event('lab-1', 'SENT'));
-    expect(f.row('lab-1').state).toBe('SENT');
+    expect((await f.row('lab-1')).state).toBe('SENT');
     await f.sink.apply(event('lab-1', 'FAILED'));
-    expect(f.row('lab-1').state).toBe('SENT');
+    expect((await f.row('lab-1')).state).toBe('SENT');
     await f.sink.apply(event('unknown-doc', 'SENT'));
     expect(f.db.prepare('SELECT count(*) FROM unmatched_document_events').pluck().get()).toBe(1);
   });
@@ -391,12 +403,12 @@ describe('the EMR side', () => {
     expect(await f.pusher.scanOnce()).toBe(0);
     f.emr.down = true;
     await f.pusher.runOnce();
-    expect(f.row('dr-1').emr_synced).toBe(0);
+    expect((await f.row('dr-1')).emr_synced).toBe(0);
     f.emr.down = false;
     await f.pusher.runOnce();
     expect(f.emr.outcomes.get('dr-1')?.map((o) => o.status)).toEqual(['HELD']);
     expect(f.emr.outcomes.get('dr-2')?.[0]).toMatchObject({ status: 'REJECTED', statusReason: expect.stringContaining('PDF, JPEG and PNG') });
-    expect(JSON.parse(f.pusher.outbox.list(undefined).find((r) => r.external_id === 'dr-1')!.request ?? 'null')).toBeNull();
+    expect(JSON.parse((await f.pusher.outbox.list(undefined)).find((r) => r.external_id === 'dr-1')!.request ?? 'null')).toBeNull();
     expect(f.posts).toEqual(['dr-1']);
   });
 });

@@ -1,5 +1,6 @@
-// A processor on an in-memory database with a manual clock, an in-memory EMR and a recording service
-// client; events go into the inbox as the receiver would store them.
+// A processor on an in-memory SQLite database (its stores from createSqliteProcessorStores) with a manual
+// clock, an in-memory EMR and a recording service client; events go into the inbox as the receiver would
+// store them.
 import { randomUUID } from 'node:crypto';
 import { createManualClock, type ManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
@@ -8,12 +9,17 @@ import { createMemoryEmr, type MemoryEmr } from '../../src/emr/memory/index.ts';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createProcessor, type Processor } from '../../src/processor/index.ts';
+import type { ProcessorStores } from '../../src/storage/processor-stores.ts';
+import { createSqliteDocumentStore } from '../../src/storage/sqlite/documents.ts';
+import { createSqliteProcessorStores } from '../../src/storage/sqlite/processor-stores.ts';
 import type { DocumentEvent } from '../../src/contract/events.ts';
 import { captureLogger } from './log-capture.ts';
 import { appointmentEventBody } from './webhooks.ts';
 
 export interface ProcessorFixture {
   db: Db;
+  /** The processor's stores over `db` (the one set the processor uses). */
+  stores: ProcessorStores;
   clock: ManualClock;
   emr: MemoryEmr;
   metrics: Metrics;
@@ -37,8 +43,11 @@ export function processorFixture(settings: Record<string, string> = {}): Process
   let mappingError: unknown;
   const documentEvents: DocumentEvent[] = [];
   const config = parseConfig({ PROCESSOR_MAX_ATTEMPTS: '4', PROCESSOR_BACKOFF_BASE_MS: '1000', PROCESSOR_BACKOFF_MAX_MS: '8000', ...settings });
+  const stores = createSqliteProcessorStores(db, clock);
+  const documents = createSqliteDocumentStore(db, clock);
   const processor = createProcessor({
-    db,
+    stores,
+    pruneFinishedDocuments: (cutoffMs) => documents.pruneFinished(cutoffMs),
     clock,
     logger,
     emr,
@@ -63,6 +72,7 @@ export function processorFixture(settings: Record<string, string> = {}): Process
   );
   return {
     db,
+    stores,
     clock,
     emr,
     metrics,

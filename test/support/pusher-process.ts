@@ -9,14 +9,26 @@ import { silentLogger } from '../../src/logger.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createPusher } from '../../src/pusher/index.ts';
 import { createServiceClient } from '../../src/service-client/client.ts';
+import { createSqliteCoordination } from '../../src/storage/sqlite/coordination.ts';
+import { createSqliteDocumentStore } from '../../src/storage/sqlite/documents.ts';
+import { createSqliteMappingStore } from '../../src/storage/sqlite/mappings.ts';
 import { PDF } from './simulator-fixture.ts';
 
 const [dbPath, serviceUrl, apiKey, mode, externalId] = process.argv.slice(2) as [string, string, string, string, string];
 const db = openDatabase({ path: dbPath, migrationsDir: ADAPTER_MIGRATIONS });
 const serviceClient = createServiceClient({ baseUrl: serviceUrl, apiKey, timeoutMs: 10_000, clock: systemClock });
-const pusher = createPusher({ db, clock: systemClock, logger: silentLogger(), emr: createMemoryEmr(), serviceClient, config: parseConfig({}) });
+const pusher = createPusher({
+  documents: createSqliteDocumentStore(db, systemClock),
+  mappings: createSqliteMappingStore(db, systemClock),
+  coordination: createSqliteCoordination(),
+  clock: systemClock,
+  logger: silentLogger(),
+  emr: createMemoryEmr(),
+  serviceClient,
+  config: parseConfig({}),
+});
 if (mode === 'send') {
-  pusher.enqueue('lab_report', {
+  await pusher.enqueue('lab_report', {
     externalId,
     patientPhone: '+15550401234',
     patientName: 'Synthetic Patient',
@@ -25,8 +37,8 @@ if (mode === 'send') {
   });
   process.stdout.write('sending\n');
 }
-if (mode === 'resume') process.stdout.write(`recovered ${pusher.recover()}\n`);
+if (mode === 'resume') process.stdout.write(`recovered ${await pusher.recover()}\n`);
 await pusher.runOnce();
-process.stdout.write(`${pusher.outbox.get(externalId)?.state}\n`);
+process.stdout.write(`${(await pusher.outbox.get(externalId))?.state}\n`);
 await serviceClient.close();
 db.close();

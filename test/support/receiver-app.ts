@@ -11,6 +11,7 @@ import { createMetrics, type Metrics } from '../../src/metrics/metrics.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createReceiverRouter } from '../../src/receiver/router.ts';
 import { createStatusAdminRouter } from '../../src/status/admin-router.ts';
+import { createSqliteInboxStore } from '../../src/storage/sqlite/inbox.ts';
 import { createDependencyStatus } from '../../src/status/dependency-status.ts';
 import { TEST_KEY_ID, TEST_SECRET } from './webhooks.ts';
 
@@ -32,7 +33,7 @@ export function receiverFixture(opts: { db?: Db; logger?: Logger; maxBodyBytes?:
   const clock = createManualClock();
   const logger = opts.logger ?? silentLogger();
   const metrics = createMetrics();
-  const inbox = createInbox({ db, clock, logger, ...(opts.probeIntervalMs ? { probeIntervalMs: opts.probeIntervalMs } : {}) });
+  const inbox = createInbox({ store: createSqliteInboxStore(db), clock, logger, ...(opts.probeIntervalMs ? { probeIntervalMs: opts.probeIntervalMs } : {}) });
   metrics.setInboxDepthSource(() => db.prepare('SELECT count(*) FROM inbox_events').pluck().get() as number);
   const receiver = createReceiverRouter({
     inbox,

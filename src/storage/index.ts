@@ -1,0 +1,45 @@
+// The adapter's storage, on the engine the settings name: SQLite at DATABASE_PATH (one process per file, the
+// default) or PostgreSQL at DATABASE_URL (several replicas sharing one database). Everything outside
+// src/storage takes the stores below and never learns which engine it runs on; this file is the one place
+// that chooses.
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import type { Coordination } from './coordination.ts';
+import type { DocumentStore } from './documents.ts';
+import type { InboxStore } from './inbox.ts';
+import { openPostgresStorage } from './postgres/open-storage.ts';
+import type { ProcessorStores } from './processor-stores.ts';
+import { holdSqliteFile, openSqliteStorage } from './sqlite/open-storage.ts';
+
+export interface Storage {
+  /** For logs and the status page: which engine, and where (a file, or host:port/database without a password). */
+  engine: 'sqlite' | 'postgres';
+  where: string;
+  inbox: InboxStore;
+  processor: ProcessorStores;
+  documents: DocumentStore;
+  coordination: Coordination;
+  /** Closes the stores' connections (after the workers and the inbox have stopped). */
+  close(): Promise<void>;
+}
+
+export type StorageSettings = Pick<Config, 'databasePath' | 'databaseUrl'>;
+
+/** What keeps other processes off the store until released: SQLite's one-process lock; nothing on PostgreSQL. */
+export interface StoreHold {
+  release(): void;
+}
+
+/**
+ * Taken before anything else starts, so that a second `serve` on the same SQLite file stops at once. On
+ * PostgreSQL any number of replicas may run, so there is nothing to hold.
+ */
+export function holdStore(settings: StorageSettings, clock: Clock): StoreHold {
+  return settings.databaseUrl ? { release: () => undefined } : holdSqliteFile(settings.databasePath, clock);
+}
+
+/** Opens the configured store, its schema checked (SchemaOutdatedError names the command to run). */
+export function openStorage(settings: StorageSettings, deps: { clock: Clock; logger: Logger }): Promise<Storage> {
+  return settings.databaseUrl ? openPostgresStorage(settings.databaseUrl, deps) : Promise.resolve(openSqliteStorage(settings.databasePath, deps));
+}

@@ -1,0 +1,53 @@
+// What admins, the CLI and metrics read of the PostgreSQL outbox, and its retention.
+import type { DocumentStore, OutboxRow, OutboxState, OutboxViews } from '../documents.ts';
+import { FINAL } from './documents-sql.ts';
+import type { Pool } from './pool.ts';
+
+export function createPostgresOutboxViews(pool: Pool): OutboxViews & Pick<DocumentStore, 'pruneFinished'> {
+  return {
+    async get(externalId) {
+      const { rows } = await pool.query<OutboxRow>('SELECT * FROM outbox_documents WHERE external_id = $1', [externalId]);
+      return rows[0];
+    },
+    async list(state, limit = 200) {
+      const { rows } = await pool.query<OutboxRow>('SELECT * FROM outbox_documents WHERE ($1::text IS NULL OR state = $1) ORDER BY created_at DESC LIMIT $2', [
+        state ?? null,
+        limit,
+      ]);
+      return rows;
+    },
+    async page(f) {
+      const { rows } = await pool.query<OutboxRow>(
+        `SELECT * FROM outbox_documents
+         WHERE ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR document_type = $2)
+           AND ($3::bigint IS NULL OR created_at >= $3) AND ($4::bigint IS NULL OR created_at < $4)
+           AND ($5::bigint IS NULL OR (created_at, external_id) < ($5, $6::text))
+         ORDER BY created_at DESC, external_id DESC LIMIT $7`,
+        [f.status ?? null, f.type ?? null, f.since ?? null, f.until ?? null, f.after?.createdAt ?? null, f.after?.externalId ?? null, f.limit + 1],
+      );
+      if (rows.length <= f.limit) return { rows, next: null };
+      const shown = rows.slice(0, f.limit);
+      const last = shown[shown.length - 1]!;
+      return { rows: shown, next: { createdAt: last.created_at, externalId: last.external_id } };
+    },
+    async oldestQueuedCreatedAt() {
+      const { rows } = await pool.query<{ at: number | null }>("SELECT min(created_at) AS at FROM outbox_documents WHERE state = 'queued'");
+      return rows[0]?.at ?? undefined;
+    },
+    async openCount() {
+      const { rows } = await pool.query<{ n: number }>("SELECT count(*) AS n FROM outbox_documents WHERE state IN ('queued', 'HELD') OR emr_synced = 0");
+      return rows[0]!.n;
+    },
+    async countByState() {
+      const { rows } = await pool.query<{ state: OutboxState; count: number }>('SELECT state, count(*) AS count FROM outbox_documents GROUP BY state');
+      return rows;
+    },
+    async pruneFinished(cutoffMs) {
+      const { rowCount } = await pool.query(
+        `DELETE FROM outbox_documents t WHERE t.emr_synced = 1 AND t.updated_at < $1 AND (${FINAL} OR t.state = 'REJECTED')`,
+        [cutoffMs],
+      );
+      return rowCount ?? 0;
+    },
+  };
+}

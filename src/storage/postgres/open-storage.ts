@@ -1,0 +1,39 @@
+// The PostgreSQL storage of one replica: a connection pool, the schema checked (never migrated here: replicas
+// must not race to migrate; `npx emr-bridge migrate` does it), the stores on that pool, and coordination
+// through advisory locks and LISTEN/NOTIFY.
+import type { Clock } from '../../clock.ts';
+import type { Logger } from '../../logger.ts';
+import type { Storage } from '../index.ts';
+import { createPostgresCoordination } from './coordination.ts';
+import { createPostgresDocumentStore } from './documents.ts';
+import { createPostgresInboxStore } from './inbox.ts';
+import { checkPostgresSchema, describeDatabaseUrl } from './migrate.ts';
+import { createPool } from './pool.ts';
+import { createPostgresProcessorStores } from './processor-stores.ts';
+
+export async function openPostgresStorage(url: string, deps: { clock: Clock; logger: Logger }): Promise<Storage> {
+  const where = describeDatabaseUrl(url);
+  const logger = deps.logger.child({ component: 'database' });
+  const pool = createPool(url, { logger, applicationName: 'emr-bridge' });
+  try {
+    await checkPostgresSchema(pool, where);
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+  const coordination = createPostgresCoordination({ pool, url, logger });
+  const processor = createPostgresProcessorStores(pool, deps.clock);
+  return {
+    engine: 'postgres',
+    where,
+    inbox: createPostgresInboxStore(pool),
+    processor,
+    documents: createPostgresDocumentStore(pool, deps.clock),
+    coordination,
+    async close() {
+      await processor.close();
+      await coordination.close();
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,149 @@
+// The processor's queue in PostgreSQL, shared by every replica. Intake takes the rows of inbox_intake (the
+// receiver writes one with each inbox row, in its transaction: see db/postgres/001_schema.sql), so a row whose
+// id was handed out early but committed late is never passed over, as a cursor would; one replica takes in at
+// a time (a transaction advisory lock, tried, never waited for), in inbox order, each row exactly once. Claims
+// take each entity's oldest open event with the lease of ./lease.ts (FOR UPDATE SKIP LOCKED). A batch's
+// outcomes are a few set-based statements in one transaction that also claims the next batch.
+import type { Clock } from '../../clock.ts';
+import { parseStoredEvent } from '../../processor/parse.ts';
+import type { ClaimedEvent, EventOutcome, Intake, NextClaim, ProcessingQueue, TakenEvent } from '../processing.ts';
+import { leaseClaimSql } from './lease.ts';
+import { type Pool, type PoolClient, withTransaction } from './pool.ts';
+import { upsertVersions } from './versions.ts';
+
+/** Inbox rows taken in per intake, at most. */
+const INTAKE_BATCH = 500;
+
+const OPEN = "('pending', 'retrying')";
+
+/** Held by the replica taking in, for its transaction; another replica that finds it held takes in nothing. */
+const INTAKE_LOCK = "SELECT pg_try_advisory_xact_lock(hashtextextended('emr-bridge:intake', 0)) AS taken";
+
+const CLAIM_SQL = leaseClaimSql({
+  table: 'processing',
+  key: 'inbox_id',
+  due: `t.state IN ${OPEN} AND t.next_attempt_at <= $1
+        AND t.inbox_id = (SELECT min(q.inbox_id) FROM processing q WHERE q.entity_key = t.entity_key AND q.state IN ${OPEN})`,
+  order: 't.inbox_id',
+  join: { from: 'inbox_events e', on: 'e.id = t.inbox_id' },
+  returning: 't.inbox_id AS "inboxId", e.event_id AS "eventId", t.entity_key AS "entityKey", t.attempts',
+});
+
+async function intakeIn(client: PoolClient, clock: Clock, limit: number): Promise<Intake> {
+  const none: Intake = { taken: 0, events: [], dead: [] };
+  const lock = await client.query<{ taken: boolean }>(INTAKE_LOCK);
+  if (!lock.rows[0]!.taken) return none;
+  const { rows } = await client.query<{ id: number; event_id: string; body: Buffer | null }>(
+    `SELECT q.inbox_id AS id, e.event_id, e.body FROM inbox_intake q JOIN inbox_events e ON e.id = q.inbox_id
+     ORDER BY q.inbox_id LIMIT $1 FOR UPDATE OF q SKIP LOCKED`,
+    [limit],
+  );
+  if (!rows.length) return none;
+  const events: TakenEvent[] = [];
+  const dead: Intake['dead'] = [];
+  const columns = {
+    id: [] as number[],
+    key: [] as (string | null)[],
+    state: [] as string[],
+    error: [] as (string | null)[],
+    finished: [] as (number | null)[],
+  };
+  for (const row of rows) {
+    const parsed = parseStoredEvent(row.body, row.event_id);
+    columns.id.push(row.id);
+    if (parsed.ok) {
+      columns.key.push(parsed.entityKey);
+      columns.state.push('pending');
+      columns.error.push(null);
+      columns.finished.push(null);
+      events.push({ inboxId: row.id, event: parsed.event, entityKey: parsed.entityKey });
+    } else {
+      columns.key.push(null);
+      columns.state.push('dead');
+      columns.error.push(parsed.reason);
+      columns.finished.push(clock.now());
+      dead.push({ eventId: row.event_id, reason: parsed.reason });
+    }
+  }
+  await client.query(
+    `INSERT INTO processing (inbox_id, entity_key, state, last_error, finished_at)
+     SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[]) ON CONFLICT (inbox_id) DO NOTHING`,
+    [columns.id, columns.key, columns.state, columns.error, columns.finished],
+  );
+  await client.query('DELETE FROM inbox_intake WHERE inbox_id = ANY($1::bigint[])', [columns.id]);
+  return { taken: rows.length, events, dead };
+}
+
+async function claimIn(client: Pool | PoolClient, clock: Clock, limit: number, leaseMs: number): Promise<ClaimedEvent[]> {
+  const now = clock.now();
+  const { rows } = await client.query<ClaimedEvent>(CLAIM_SQL, [now, limit, now + leaseMs]);
+  return rows.sort((a, b) => a.inboxId - b.inboxId);
+}
+
+/**
+ * Writes a batch's outcomes, a statement per kind. Only open events change: one whose lease ran out while this
+ * replica worked it, and that another replica has finished since, keeps the state it was given.
+ */
+async function writeOutcomes(client: PoolClient, clock: Clock, outcomes: readonly EventOutcome[]): Promise<void> {
+  const finished = outcomes.filter((o) => o.kind === 'applied' || o.kind === 'discarded_stale' || o.kind === 'dead');
+  const later = outcomes.filter((o) => o.kind === 'retry' || o.kind === 'wait');
+  const released = outcomes.filter((o) => o.kind === 'release');
+  const applied = outcomes.flatMap((o) => (o.kind === 'applied' ? [o] : []));
+  // Noted versions were upserted when noted (EntityVersions.note): only the events' own are left to write.
+  await upsertVersions(
+    client,
+    applied.flatMap((o) => o.versions.filter((v) => !v.noted)),
+  );
+  const claims = applied.flatMap((o) => o.claims);
+  if (claims.length) {
+    const now = clock.now();
+    await client.query(
+      `INSERT INTO mapping_outbox (entity_type, service_id, external_id, updated_at, created_at)
+       SELECT t, s, e, $4, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS c(t, s, e) ON CONFLICT DO NOTHING`,
+      [claims.map((c) => c.entityType), claims.map((c) => c.serviceId), claims.map((c) => c.emrId), now],
+    );
+  }
+  if (finished.length)
+    await client.query(
+      `UPDATE processing p SET state = o.state, last_error = o.reason, lease_until = NULL, finished_at = $4
+       FROM unnest($1::bigint[], $2::text[], $3::text[]) AS o(id, state, reason)
+       WHERE p.inbox_id = o.id AND p.state IN ${OPEN}`,
+      [finished.map((o) => o.inboxId), finished.map((o) => o.kind), finished.map((o) => ('reason' in o ? o.reason : null)), clock.now()],
+    );
+  if (later.length)
+    await client.query(
+      `UPDATE processing p SET state = 'retrying', next_attempt_at = o.at, last_error = o.reason, lease_until = NULL,
+         attempts = CASE WHEN o.refund THEN greatest(p.attempts - 1, 0) ELSE p.attempts END
+       FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::boolean[]) AS o(id, at, reason, refund)
+       WHERE p.inbox_id = o.id AND p.state IN ${OPEN}`,
+      [
+        later.map((o) => o.inboxId),
+        later.map((o) => ('at' in o ? o.at : 0)),
+        later.map((o) => ('reason' in o ? o.reason : null)),
+        later.map((o) => o.kind === 'wait'),
+      ],
+    );
+  if (released.length)
+    await client.query(
+      `UPDATE processing SET lease_until = NULL, attempts = greatest(attempts - 1, 0) WHERE inbox_id = ANY($1::bigint[]) AND state IN ${OPEN}`,
+      [released.map((o) => o.inboxId)],
+    );
+}
+
+export function createPostgresProcessingQueue(pool: Pool, clock: Clock): ProcessingQueue {
+  return {
+    intake: (limit = INTAKE_BATCH) => withTransaction(pool, (client) => intakeIn(client, clock, limit)),
+    claim: (limit, leaseMs) => claimIn(pool, clock, limit, leaseMs),
+    async body(inboxId) {
+      const { rows } = await pool.query<{ body: Buffer | null }>('SELECT body FROM inbox_events WHERE id = $1', [inboxId]);
+      return rows[0]?.body ?? null;
+    },
+    commit: (outcomes, next?: NextClaim) =>
+      withTransaction(pool, async (client) => {
+        await writeOutcomes(client, clock, outcomes);
+        return next ? claimIn(client, clock, next.limit, next.leaseMs) : [];
+      }),
+    // Every other replica is alive as far as this one knows: a dead one's leases run out and are claimed then.
+    releaseLeases: async () => 0,
+  };
+}

@@ -1,0 +1,40 @@
+// The processor's stores on PostgreSQL, for one replica among several sharing the database. The entity locks
+// hold a connection per held key, so they get a small pool of their own (same server and settings as `pool`):
+// sections holding locks can then never take every connection the queries inside them need.
+import pg from 'pg';
+import type { Clock } from '../../clock.ts';
+import type { ProcessorStores } from '../processor-stores.ts';
+import { createPostgresDeadLetterStores } from './dead-letters.ts';
+import { createPostgresEntityLocks } from './entity-locks.ts';
+import { createPostgresMappingOutboxStore } from './mapping-outbox.ts';
+import { createPostgresMappingStore } from './mappings.ts';
+import type { Pool } from './pool.ts';
+import { createPostgresProcessingQueue } from './processing.ts';
+import { createPostgresProcessorReadings } from './readings.ts';
+import { createPostgresRetentionStore } from './retention.ts';
+import { createPostgresEntityVersions } from './versions.ts';
+
+export interface PostgresProcessorStoresOptions {
+  /**
+   * Connections for entity locks, at most: a processor holds up to two keys per event in flight (a patient,
+   * and its mapping's claim), so 2 x PROCESSOR_CONCURRENCY is enough (default 16).
+   */
+  lockConnections?: number;
+}
+
+export function createPostgresProcessorStores(pool: Pool, clock: Clock, opts: PostgresProcessorStoresOptions = {}): ProcessorStores {
+  const lockPool = new pg.Pool({ ...pool.options, max: opts.lockConnections ?? 16 });
+  // An idle lock connection the server ended is dropped; without a listener its error would end the process.
+  lockPool.on('error', () => undefined);
+  return {
+    queue: createPostgresProcessingQueue(pool, clock),
+    versions: createPostgresEntityVersions(pool),
+    mappings: createPostgresMappingStore(pool, clock),
+    mappingOutbox: createPostgresMappingOutboxStore(pool, clock),
+    deadLetters: createPostgresDeadLetterStores(pool, clock),
+    retention: createPostgresRetentionStore(pool),
+    locks: createPostgresEntityLocks(lockPool),
+    readings: createPostgresProcessorReadings(pool),
+    close: () => lockPool.end(),
+  };
+}

@@ -1,0 +1,23 @@
+// The processor's backlog in PostgreSQL, read when metrics are scraped: open events plus inbox rows not taken
+// in yet (inbox_intake), and the mapping outbox's pending rows.
+import type { ProcessorReadings } from '../processing.ts';
+import type { Pool } from './pool.ts';
+
+const OPEN = "p.state IN ('pending', 'retrying')";
+
+export function createPostgresProcessorReadings(pool: Pool): ProcessorReadings {
+  const one = async <T>(sql: string): Promise<T | undefined> => {
+    const { rows } = await pool.query<{ v: T | null }>(sql);
+    return rows[0]?.v ?? undefined;
+  };
+  return {
+    depth: async () => (await one<number>(`SELECT (SELECT count(*) FROM processing p WHERE ${OPEN}) + (SELECT count(*) FROM inbox_intake) AS v`)) ?? 0,
+    // least() passes over a NULL (nothing of that kind waits).
+    oldestOpenReceivedAt: () =>
+      one<number>(`SELECT least(
+        (SELECT min(e.received_at) FROM processing p JOIN inbox_events e ON e.id = p.inbox_id WHERE ${OPEN}),
+        (SELECT min(e.received_at) FROM inbox_intake q JOIN inbox_events e ON e.id = q.inbox_id)) AS v`),
+    mappingsPending: async () => (await one<number>("SELECT count(*) AS v FROM mapping_outbox WHERE state = 'pending'")) ?? 0,
+    oldestPendingMappingAt: () => one<number>("SELECT min(created_at) AS v FROM mapping_outbox WHERE state = 'pending'"),
+  };
+}

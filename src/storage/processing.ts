@@ -1,0 +1,104 @@
+// The processor's queue, engine-neutral: inbox rows taken in (validated once), each entity's oldest open event
+// handed out under a lease (so one entity's events apply in order and a failing one holds back only its own
+// entity), and the outcomes of a claimed batch written as data in one transaction that also claims the next
+// batch. The implementations are ./sqlite/processing.ts and ./postgres/processing.ts; the lease rule is the
+// one of src/work/lease.ts.
+import type { MappingEntityType } from '../contract/api.ts';
+import type { ParsedEvent } from '../processor/parse.ts';
+import type { AppliedVersion } from './versions.ts';
+
+/** 'dismissed': a dead letter a person set aside for good (see src/processor/dead-letters.ts). */
+export type EventState = 'pending' | 'retrying' | 'applied' | 'discarded_stale' | 'dead' | 'dismissed';
+
+export interface ClaimedEvent {
+  inboxId: number;
+  eventId: string;
+  entityKey: string;
+  /** Attempts counted so far, this claim's included. */
+  attempts: number;
+}
+
+/** An inbox row taken in as a valid event, with the event as validated (so it need not be parsed again). */
+export interface TakenEvent extends ParsedEvent {
+  inboxId: number;
+}
+
+export interface Intake {
+  /** Inbox rows taken in. */
+  taken: number;
+  events: TakenEvent[];
+  /** Rows that are not events, parked as dead letters at once. */
+  dead: { eventId: string; reason: string }[];
+}
+
+/** A version an applied event stores with its applied mark (forward only: an older one changes nothing). */
+export interface VersionWrite {
+  entityKey: string;
+  version: AppliedVersion;
+  eventId: string;
+  /** True when this is a snapshot noted earlier (EntityVersions.note), which its commit settles. */
+  noted?: boolean;
+}
+
+/** A mapping the service has not got yet, queued in the mapping outbox with the applied mark. */
+export interface MappingClaim {
+  entityType: MappingEntityType;
+  serviceId: string;
+  emrId: string;
+}
+
+/** What one claimed event led to, as data: the store writes a batch of these in one transaction. */
+export type EventOutcome =
+  | { kind: 'applied'; inboxId: number; versions: VersionWrite[]; claims: MappingClaim[] }
+  /** A final state that is not applied: a stale snapshot, or a dead letter; `reason` is stored. */
+  | { kind: 'discarded_stale' | 'dead'; inboxId: number; reason: string }
+  /** Tried again at `at`, the attempt counted. */
+  | { kind: 'retry'; inboxId: number; at: number; reason: string }
+  /** Tried again at `at`, the attempt given back: the failure was a dependency's incident, not this event's. */
+  | { kind: 'wait'; inboxId: number; at: number; reason: string }
+  /** Handed back untried: its lease freed, its attempt given back, due as it was. */
+  | { kind: 'release'; inboxId: number };
+
+/** The next claim, made in the same transaction as a batch's outcomes. */
+export interface NextClaim {
+  limit: number;
+  leaseMs: number;
+}
+
+export interface ProcessingQueue {
+  /**
+   * Takes in inbox rows not taken in yet (up to `limit`); rows that are not events become dead letters at once.
+   * Safe to call from several replicas at once: each inbox row is taken in exactly once.
+   */
+  intake(limit?: number): Promise<Intake>;
+  /**
+   * Claims up to `limit` due events, each its entity's oldest open one, taking each one's lease for `leaseMs`
+   * and counting an attempt. An event whose lease is live is never handed out; one whose lease ran out is.
+   */
+  claim(limit: number, leaseMs: number): Promise<ClaimedEvent[]>;
+  /** The stored body of an event (null once retention pruned it). */
+  body(inboxId: number): Promise<Buffer | null>;
+  /**
+   * Writes `outcomes` (marks, versions, mapping claims) in one transaction and, when `next` is given, claims
+   * the next batch in that same transaction. Nothing is written when it rejects.
+   */
+  commit(outcomes: EventOutcome[], next?: NextClaim): Promise<ClaimedEvent[]>;
+  /**
+   * Frees the leases that a process that stopped was holding, at this process's start; returns how many.
+   * SQLite (one process per database) frees every lease: their holder is gone. PostgreSQL frees none: the
+   * other replicas are alive, and a dead replica's leases run out after PROCESSOR_LEASE_MS and are claimed then.
+   */
+  releaseLeases(): Promise<number>;
+}
+
+/** Read-only views of the processor's backlog, for metrics. */
+export interface ProcessorReadings {
+  /** Events not yet final (inbox rows not taken in yet included); the mapping outbox not included. */
+  depth(): Promise<number>;
+  /** When the oldest of those was received (epoch ms); undefined when none waits. */
+  oldestOpenReceivedAt(): Promise<number | undefined>;
+  /** Mappings waiting to be posted to the service. */
+  mappingsPending(): Promise<number>;
+  /** When the oldest of those was queued (epoch ms); undefined when none waits. */
+  oldestPendingMappingAt(): Promise<number | undefined>;
+}

@@ -1,0 +1,30 @@
+// The EMR scan's side of the SQLite outbox: its watermark, and its documents filed in one transaction with it.
+import type { Clock } from '../../clock.ts';
+import type { Db } from '../../database/open.ts';
+import type { ScanFiling, ScanLedger } from '../documents.ts';
+import type { Enqueue } from './documents-writes.ts';
+
+export function createSqliteScanLedger(db: Db, clock: Clock, enqueue: Enqueue): ScanLedger {
+  const read = db.prepare('SELECT watermark FROM pusher_watermark WHERE id = 1').pluck();
+  const write = db.prepare('UPDATE pusher_watermark SET watermark = ? WHERE id = 1');
+  const requeue = db.prepare(
+    "UPDATE outbox_documents SET state = 'queued', request = ?, emr_version = ?, status_reason = NULL, error_code = NULL, attempts = 0, next_attempt_at = 0, emr_synced = 1, updated_at = ? WHERE external_id = ? AND state = 'REJECTED'",
+  );
+  const rejection = db.prepare(
+    "UPDATE outbox_documents SET error_code = ?, status_reason = ?, emr_version = ?, emr_synced = 0, updated_at = ? WHERE external_id = ? AND state = 'REJECTED'",
+  );
+  function fileOne(f: ScanFiling): boolean {
+    if (f.kind === 'new') return enqueue(f.document).created;
+    if (f.kind === 'requeue') return requeue.run(JSON.stringify(f.request), f.version, clock.now(), f.externalId).changes === 1;
+    return rejection.run(f.code, f.reason, f.version, clock.now(), f.externalId).changes === 1;
+  }
+  const fileAll = db.transaction((filings: readonly ScanFiling[], watermark: string | undefined) => {
+    const changed = filings.map(fileOne);
+    if (watermark) write.run(watermark);
+    return changed;
+  });
+  return {
+    scanWatermark: async () => (read.get() as string | null) ?? undefined,
+    fileScanned: async (filings, watermark) => (filings.length || watermark ? fileAll.immediate(filings, watermark) : []),
+  };
+}

@@ -1,0 +1,58 @@
+// The synchronous writes of the SQLite outbox that both the send queue and the scan's filing transaction use:
+// a new row, and a row's new status.
+import type { Clock } from '../../clock.ts';
+import type { DocumentRequest } from '../../contract/documents.ts';
+import type { Db } from '../../database/open.ts';
+import { type NewDocument, type Outcome, type OutboxRow, outcomeValues } from '../documents.ts';
+import { FINAL, ROW_WITHOUT_REQUEST } from './documents-sql.ts';
+
+export type Enqueue = (e: NewDocument) => { row: OutboxRow; created: boolean };
+
+/**
+ * A new row, queued or (refused by the checks) REJECTED; the first row for an externalId stands. A new row is
+ * returned without reading its request back (the text just written is the request), and its request is
+ * handed to `kept` to be held in memory.
+ */
+export function createEnqueue(db: Db, clock: Clock, kept: (externalId: string, request: DocumentRequest, chars: number) => void): Enqueue {
+  const get = db.prepare('SELECT * FROM outbox_documents WHERE external_id = ?');
+  const getNew = db.prepare(`SELECT ${ROW_WITHOUT_REQUEST} FROM outbox_documents WHERE external_id = ?`);
+  // A new row's lease_until and next_attempt_at are its creation (free, and due) rather than NULL and 0, so
+  // that taking its lease changes no column's size and SQLite overwrites the row in place.
+  const insert = db.prepare(`
+    INSERT INTO outbox_documents (external_id, document_type, source, emr_document_id, emr_version, emr_patient_id, request, state, status_reason, error_code, emr_synced, next_attempt_at, lease_until, created_at, updated_at)
+    VALUES (@externalId, @documentType, @source, @emrDocumentId, @emrVersion, @emrPatientId, @request, @state, @reason, @code, @synced, @now, @now, @now, @now)
+    ON CONFLICT (external_id) DO NOTHING`);
+  return (e) => {
+    const request = e.rejected ? null : JSON.stringify(e.request);
+    const info = insert.run({
+      externalId: e.externalId,
+      documentType: e.documentType,
+      source: e.source,
+      emrDocumentId: e.emrDocumentId ?? null,
+      emrVersion: e.emrVersion ?? null,
+      emrPatientId: e.emrPatientId ?? null,
+      request,
+      state: e.rejected ? 'REJECTED' : 'queued',
+      reason: e.rejected?.reason ?? null,
+      code: e.rejected?.code ?? null,
+      synced: e.rejected && e.emrDocumentId ? 0 : 1,
+      now: clock.now(),
+    });
+    if (info.changes !== 1) return { row: get.get(e.externalId) as OutboxRow, created: false };
+    if (e.request && request) kept(e.externalId, e.request, request.length);
+    return { row: { ...(getNew.get(e.externalId) as Omit<OutboxRow, 'request'>), request }, created: true };
+  };
+}
+
+/** A row's new status; a final row never moves again. */
+export function createOutcomeRecorder(db: Db, clock: Clock): (externalId: string, o: Outcome) => void {
+  // Final rows never move again: a late answer (a HELD that crossed a document.delivered) changes nothing.
+  // The request is kept while the document may still be sent: queued, or failed before the service took it.
+  const outcome = db.prepare(`
+    UPDATE outbox_documents SET state = @state, status_reason = @reason, error_code = @code, service_id = coalesce(@serviceId, service_id),
+      patient_service_id = coalesce(@patientServiceId, patient_service_id), release_after = @releaseAfter, sent_at = coalesce(@sentAt, sent_at),
+      next_poll_at = @nextPollAt, request = CASE WHEN @state = 'queued' OR (@state = 'FAILED' AND @code IS NOT NULL) THEN request ELSE NULL END,
+      lease_until = NULL, emr_synced = CASE WHEN emr_document_id IS NULL THEN 1 ELSE 0 END, updated_at = @now
+    WHERE external_id = @externalId AND NOT ${FINAL}`);
+  return (externalId, o) => void outcome.run({ externalId, ...outcomeValues(o), now: clock.now() });
+}

@@ -1,0 +1,99 @@
+// Mappings in SQLite. The rows (emr_mappings, and the mapping_outbox insert that queues one) are plain
+// statements run inside the caller's transaction; the MappingStore over them keeps every mapping found in
+// memory (../mappings.ts: a mapping, once recorded, never changes) and gives the records asked for
+// at the same moment by the events in flight one transaction (one fsync): a group commit, flushed once the
+// current turn of the event loop has run. A record still resolves only once it is on disk, before its EMR id
+// is used.
+import type { Clock } from '../../clock.ts';
+import type { MappingEntityType } from '../../contract/api.ts';
+import type { Db } from '../../database/open.ts';
+import { createFoundMappings, type MappingStore } from '../mappings.ts';
+
+/** The statements, synchronous, inside the caller's transaction. */
+export interface MappingRows {
+  find(entityType: MappingEntityType, serviceId: string): string | undefined;
+  /** Records the EMR id of a service entity; the first record wins. Returns the id that stands. */
+  record(entityType: MappingEntityType, serviceId: string, emrId: string): string;
+  /** Queues the mapping for the service. Idempotent. */
+  enqueue(entityType: MappingEntityType, serviceId: string, externalId: string): void;
+}
+
+export function createMappingRows(db: Db, clock: Clock): MappingRows {
+  const find = db.prepare('SELECT emr_id FROM emr_mappings WHERE entity_type = ? AND service_id = ?').pluck();
+  const insert = db.prepare('INSERT INTO emr_mappings (entity_type, service_id, emr_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING');
+  const enqueue = db.prepare(
+    'INSERT INTO mapping_outbox (entity_type, service_id, external_id, updated_at, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+  );
+  return {
+    find: (t, s) => find.get(t, s) as string | undefined,
+    record(t, s, emrId) {
+      insert.run(t, s, emrId, clock.now());
+      return find.get(t, s) as string;
+    },
+    enqueue: (t, s, externalId) => {
+      const now = clock.now();
+      enqueue.run(t, s, externalId, now, now);
+    },
+  };
+}
+
+interface Waiting {
+  entityType: MappingEntityType;
+  serviceId: string;
+  emrId: string;
+  resolve: (standing: string) => void;
+  reject: (err: unknown) => void;
+}
+
+export function createSqliteMappingStore(db: Db, clock: Clock, rows: MappingRows = createMappingRows(db, clock)): MappingStore {
+  const found = createFoundMappings();
+  let waiting: Waiting[] = [];
+  const recordAll = db.transaction((batch: Waiting[]) => batch.map((w) => rows.record(w.entityType, w.serviceId, w.emrId)));
+  const link = db.transaction((t: MappingEntityType, s: string, emrId: string) => {
+    const standing = rows.record(t, s, emrId);
+    if (standing === emrId) rows.enqueue(t, s, emrId);
+    return standing;
+  });
+
+  function flush(): void {
+    const batch = waiting;
+    waiting = [];
+    let standing: string[];
+    try {
+      standing = recordAll.immediate(batch);
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+      return;
+    }
+    batch.forEach((w, i) => {
+      found.remember(w.entityType, w.serviceId, standing[i]!);
+      w.resolve(standing[i]!);
+    });
+  }
+
+  function find(entityType: MappingEntityType, serviceId: string): string | undefined {
+    const known = found.get(entityType, serviceId);
+    if (known !== undefined) return known;
+    const stored = rows.find(entityType, serviceId);
+    if (stored !== undefined) found.remember(entityType, serviceId, stored);
+    return stored;
+  }
+
+  return {
+    find: async (entityType, serviceId) => find(entityType, serviceId),
+    record(entityType, serviceId, emrId) {
+      return new Promise<string>((resolve, reject) => {
+        if (waiting.length === 0) setImmediate(flush);
+        waiting.push({ entityType, serviceId, emrId, resolve, reject });
+      });
+    },
+    // Once a mapping stands, asking again (every status write-back does) is a read, not a commit.
+    async link(entityType, serviceId, emrId) {
+      const known = find(entityType, serviceId);
+      if (known !== undefined) return known === emrId;
+      const standing = link.immediate(entityType, serviceId, emrId);
+      found.remember(entityType, serviceId, standing);
+      return standing === emrId;
+    },
+  };
+}

@@ -1,0 +1,36 @@
+// The SQLite storage: one file, one process (the store lock), every store on one better-sqlite3 connection,
+// coordination in memory.
+import type { Clock } from '../../clock.ts';
+import { acquireStoreLock } from '../../database/store-lock.ts';
+import type { Logger } from '../../logger.ts';
+import type { Storage, StoreHold } from '../index.ts';
+import { createSqliteCoordination } from './coordination.ts';
+import { createSqliteDocumentStore } from './documents.ts';
+import { createSqliteInboxStore } from './inbox.ts';
+import { createSqliteProcessorStores } from './processor-stores.ts';
+import { openSqliteForServe } from './schema.ts';
+
+/** The exclusive lock on `<path>.lock`; an in-memory database needs none. */
+export function holdSqliteFile(path: string, clock: Clock): StoreHold {
+  if (path === ':memory:') return { release: () => undefined };
+  return acquireStoreLock(path, clock);
+}
+
+export function openSqliteStorage(path: string, deps: { clock: Clock; logger: Logger }): Storage {
+  const db = openSqliteForServe(path);
+  const coordination = createSqliteCoordination();
+  const processor = createSqliteProcessorStores(db, deps.clock);
+  return {
+    engine: 'sqlite',
+    where: path,
+    inbox: createSqliteInboxStore(db, { coordination }),
+    processor,
+    documents: createSqliteDocumentStore(db, deps.clock),
+    coordination,
+    async close() {
+      await processor.close();
+      await coordination.close();
+      db.close();
+    },
+  };
+}

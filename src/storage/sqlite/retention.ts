@@ -1,0 +1,31 @@
+// Retention of the processor's rows in SQLite, each pass one immediate transaction.
+import type { Db } from '../../database/open.ts';
+import type { RetentionStore } from '../retention.ts';
+
+export function createSqliteRetentionStore(db: Db): RetentionStore {
+  const dropBodies = db.prepare(`
+    UPDATE inbox_events SET body = NULL
+    WHERE body IS NOT NULL AND id IN (
+      SELECT inbox_id FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < ?)`);
+  // The newest inbox row always stays: SQLite reuses the largest rowid once it is deleted, and the
+  // processor takes in rows by id, so a reused id would hide a new event behind its cursor.
+  const dropEvents = db.prepare(`
+    DELETE FROM inbox_events WHERE id < (SELECT max(id) FROM inbox_events) AND id IN (
+      SELECT inbox_id FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < ?)`);
+  const dropProcessing = db.prepare(
+    "DELETE FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < ? AND inbox_id NOT IN (SELECT id FROM inbox_events)",
+  );
+  const dropSentMappings = db.prepare("DELETE FROM mapping_outbox WHERE state = 'sent' AND updated_at < ?");
+  const pruneEvents = db.transaction((bodiesBefore: number, eventsBefore: number) => {
+    const bodies = dropBodies.run(bodiesBefore).changes;
+    // The inbox rows go first (their processing rows cascade); the second statement is for a
+    // connection opened without foreign keys.
+    const events = dropEvents.run(eventsBefore).changes;
+    dropProcessing.run(eventsBefore);
+    return { bodies, events };
+  });
+  return {
+    pruneEvents: async (c) => pruneEvents.immediate(c.bodiesBefore, c.eventsBefore),
+    pruneSentMappings: async (before) => dropSentMappings.run(before).changes,
+  };
+}

@@ -1,0 +1,116 @@
+// The engines the processor's storage contract runs on (test/storage/*.contract.test.ts): each opens a fresh,
+// migrated database with a manual clock, builds the processor's stores over it, and stores inbox rows as the
+// receiver does. PostgreSQL opens a database of its own per call on the run's test server (../support/
+// postgres.ts), and can build a second replica's stores on the same database.
+import { randomUUID } from 'node:crypto';
+import { createManualClock, type ManualClock } from '../../src/clock.ts';
+import { openDatabase } from '../../src/database/open.ts';
+import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
+import { migratePostgres } from '../../src/storage/postgres/migrate.ts';
+import { createPool, type Pool } from '../../src/storage/postgres/pool.ts';
+import { createPostgresProcessorStores } from '../../src/storage/postgres/processor-stores.ts';
+import type { ProcessorStores } from '../../src/storage/processor-stores.ts';
+import { createSqliteProcessorStores } from '../../src/storage/sqlite/processor-stores.ts';
+import { createTestDatabase } from '../support/postgres.ts';
+
+export interface OpenedEngine {
+  name: 'sqlite' | 'postgres';
+  clock: ManualClock;
+  stores: ProcessorStores;
+  /** Stores the receiver's way: an inbox row (not taken in yet). Returns its eventId and inbox id. */
+  store(body: unknown, eventId?: string): Promise<{ eventId: string; inboxId: number }>;
+  /** Runs SQL written with `?` placeholders (numbered for PostgreSQL); returns the rows. */
+  query<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
+  /** A second replica's stores on the same database, with its own pools; PostgreSQL only. */
+  replica?(): Promise<ProcessorStores>;
+  close(): Promise<void>;
+}
+
+export interface Engine {
+  name: 'sqlite' | 'postgres';
+  open(): Promise<OpenedEngine>;
+}
+
+const bodyOf = (body: unknown) => Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+const idOf = (body: unknown, eventId: string | undefined) => eventId ?? (body as { eventId?: string }).eventId ?? randomUUID();
+const typeOf = (body: unknown) => (body as { eventType?: string }).eventType ?? 'unknown';
+
+const sqlite: Engine = {
+  name: 'sqlite',
+  async open() {
+    const db = openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS });
+    const clock = createManualClock();
+    const insert = db.prepare('INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES (?, ?, ?, ?, ?)');
+    return {
+      name: 'sqlite',
+      clock,
+      stores: createSqliteProcessorStores(db, clock),
+      async store(body, eventId) {
+        const id = idOf(body, eventId);
+        const r = insert.run(id, typeOf(body), '{}', bodyOf(body), clock.now());
+        return { eventId: id, inboxId: Number(r.lastInsertRowid) };
+      },
+      async query<T>(sql: string, ...params: unknown[]) {
+        const statement = db.prepare(sql);
+        if (statement.reader) return statement.all(...params) as T[];
+        statement.run(...params);
+        return [];
+      },
+      async close() {
+        db.close();
+      },
+    };
+  },
+};
+
+const postgres: Engine = {
+  name: 'postgres',
+  async open() {
+    const database = await createTestDatabase();
+    const pools: Pool[] = [createPool(database.url, { max: 6 })];
+    const pool = pools[0]!;
+    await migratePostgres(pool, 'test');
+    const clock = createManualClock();
+    const opened: ProcessorStores[] = [createPostgresProcessorStores(pool, clock, { lockConnections: 4 })];
+    return {
+      name: 'postgres',
+      clock,
+      stores: opened[0]!,
+      async store(body, eventId) {
+        const id = idOf(body, eventId);
+        // As the receiver writes it: the inbox row and its intake row in one statement.
+        const { rows } = await pool.query<{ id: number }>(
+          `WITH ins AS (INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES ($1, $2, '{}', $3, $4)
+                        ON CONFLICT (event_id) DO NOTHING RETURNING id),
+                q AS (INSERT INTO inbox_intake (inbox_id) SELECT id FROM ins)
+           SELECT id FROM ins`,
+          [id, typeOf(body), bodyOf(body), clock.now()],
+        );
+        return { eventId: id, inboxId: rows[0]!.id };
+      },
+      async query<T>(sql: string, ...params: unknown[]) {
+        let n = 0;
+        const { rows } = await pool.query(
+          sql.replace(/\?/g, () => `$${++n}`),
+          params,
+        );
+        return rows as T[];
+      },
+      async replica() {
+        const other = createPool(database.url, { max: 6 });
+        pools.push(other);
+        const stores = createPostgresProcessorStores(other, clock, { lockConnections: 4 });
+        opened.push(stores);
+        return stores;
+      },
+      async close() {
+        for (const s of opened) await s.close();
+        for (const p of pools) await p.end();
+        await database.drop();
+      },
+    };
+  },
+};
+
+export const engines: Engine[] = [sqlite, postgres];
+export const postgresOnly: Engine[] = [postgres];

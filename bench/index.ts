@@ -4,7 +4,10 @@
 // receiver: wrk (a native load generator; set-up `apt-get install -y wrk`) against bare node:http, the
 // design's floor and `emr-bridge serve` (./receiver-wrk.ts). receiver-node: the earlier Node-driven one,
 // kept for its exact check of every acknowledged eventId. receiver-profile: serve's CPU profile under wrk.
+// receiver-postgres: serve on PostgreSQL (one and two replicas, fsync on) against serve on SQLite, under wrk
+// (./receiver-postgres.ts). The processor part runs the same workload on PostgreSQL with one and two processors.
 import { benchReceiver } from './receiver.ts';
+import { benchReceiverPostgres } from './receiver-postgres.ts';
 import { benchReceiverWrk } from './receiver-wrk.ts';
 import { benchSimulatorDeliveries } from './simulator-deliveries.ts';
 import { benchProcessor } from './processor.ts';
@@ -15,6 +18,7 @@ type Bench = () => Promise<{ rows: Record<string, string | number>[]; ok?: boole
 
 const benches: Record<string, Bench> = {
   receiver: benchReceiverWrk,
+  'receiver-postgres': benchReceiverPostgres,
   'receiver-node': benchReceiver,
   'receiver-profile': async () => (await import('./profile-serve.ts')).profileServe(),
   simulator: benchSimulatorDeliveries,

@@ -42,7 +42,7 @@ import { createPool } from '../src/storage/postgres/pool.ts';
 import { createSqliteCoordination } from '../src/storage/sqlite/coordination.ts';
 import { createSqliteDocumentStore } from '../src/storage/sqlite/documents.ts';
 import { createSqliteMappingStore } from '../src/storage/sqlite/mappings.ts';
-import { type PostgresServer, startEmbeddedPostgres } from '../test/support/embedded-postgres.ts';
+import { type PostgresServer, startEmbeddedPostgres } from './support/embedded-postgres.ts';
 import { type Child, startChild } from './support/child.ts';
 
 const DOCUMENTS = 300;

@@ -67,8 +67,12 @@ const schema = z.object({
   // A document's content read from the EMR (a Binary's JSON is a third larger than the 15 MB file it holds).
   FHIR_MAX_CONTENT_BYTES: int(25 * 1024 * 1024, 1024),
   ADMIN_TOKEN: z.string().optional(),
+  // Named admin credentials with roles (src/access/credentials-file.ts), read and checked at start.
+  ADMIN_CREDENTIALS_FILE: z.string().optional(),
   // A document pushed through the admin API carries its file in base64 (15 MB of file is 20 MB of JSON).
   ADMIN_MAX_BODY_BYTES: int(25 * 1024 * 1024, 1024),
+  // The operator console's sessions end after this many minutes without a request (and after 12 hours at most).
+  CONSOLE_SESSION_MINUTES: int(30, 1, 720),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   // About a day of retries at the backoff cap: an EMR outage or maintenance window is ridden out, not dead-lettered.
   PROCESSOR_MAX_ATTEMPTS: int(300, 1, 10_000),
@@ -79,6 +83,8 @@ const schema = z.object({
   PROCESSOR_CONCURRENCY: int(4, 1, 64),
   RETENTION_BODY_DAYS: int(7, 1),
   RETENTION_EVENT_ID_DAYS: int(30, 7),
+  // The audit trail of admin actions: six years by default (HIPAA keeps its documentation that long).
+  RETENTION_AUDIT_DAYS: int(2190, 1),
   PUSHER_SCAN_CRON: z
     .string()
     .default('*/30 * * * * *')
@@ -136,8 +142,12 @@ export interface Config {
     maxContentBytes: number;
   };
   adminToken?: string;
+  /** ADMIN_CREDENTIALS_FILE: the named admin credentials (absolute path); read and checked at start. */
+  adminCredentialsFile?: string;
   /** Largest body the admin API reads (a pushed document carries its file). */
   adminMaxBodyBytes: number;
+  /** The operator console (/console): a session ends after sessionMinutes without a request. */
+  console: { sessionMinutes: number };
   /** ADMIN_HOST/ADMIN_PORT: the admin API and /metrics on a listener of their own; unset: the adapter's port. */
   admin?: { host: string; port: number };
   /** NODE_ENV=production: no bundled part, https base URLs, a set ADMIN_TOKEN (checked here). */
@@ -151,7 +161,8 @@ export interface Config {
     pollMs: number;
     concurrency: number;
   };
-  retention: { bodyDays: number; eventIdDays: number };
+  /** Days kept: event bodies, finished events' ids, audit entries (never fewer than eventIdDays). */
+  retention: { bodyDays: number; eventIdDays: number; auditDays: number };
   pusher: {
     scanCron: string;
     maxAttempts: number;
@@ -188,8 +199,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const bundled = deploymentProblems(s, problems);
   databaseProblems(s, problems);
   if (s.ADMIN_TOKEN !== undefined && s.ADMIN_TOKEN.length < 16) problems.push('ADMIN_TOKEN: must be at least 16 characters');
+  if (s.RETENTION_AUDIT_DAYS < s.RETENTION_EVENT_ID_DAYS)
+    problems.push('RETENTION_AUDIT_DAYS: must not be below RETENTION_EVENT_ID_DAYS (the audit trail outlives the events it names)');
   if (s.PROCESSOR_BACKOFF_MAX_MS < s.PROCESSOR_BACKOFF_BASE_MS) problems.push('PROCESSOR_BACKOFF_MAX_MS: must not be below PROCESSOR_BACKOFF_BASE_MS');
   if (s.PUSHER_BACKOFF_MAX_MS < s.PUSHER_BACKOFF_BASE_MS) problems.push('PUSHER_BACKOFF_MAX_MS: must not be below PUSHER_BACKOFF_BASE_MS');
+  leaseProblems(s, problems);
   const dataDir = resolve(s.DATA_DIR);
   const fhirAuth = fhirAuthFrom(s, dataDir, problems);
   if (problems.length) throw new ConfigError(problems);
@@ -218,7 +232,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       maxContentBytes: s.FHIR_MAX_CONTENT_BYTES,
     },
     ...(s.ADMIN_TOKEN ? { adminToken: s.ADMIN_TOKEN } : {}),
+    ...(s.ADMIN_CREDENTIALS_FILE ? { adminCredentialsFile: resolve(s.ADMIN_CREDENTIALS_FILE) } : {}),
     adminMaxBodyBytes: s.ADMIN_MAX_BODY_BYTES,
+    console: { sessionMinutes: s.CONSOLE_SESSION_MINUTES },
     ...(s.ADMIN_PORT !== undefined || s.ADMIN_HOST ? { admin: { host: s.ADMIN_HOST ?? s.HOST, port: s.ADMIN_PORT ?? 0 } } : {}),
     production: s.NODE_ENV === 'production',
     logLevel: s.LOG_LEVEL,
@@ -230,7 +246,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       pollMs: s.PROCESSOR_POLL_MS,
       concurrency: s.PROCESSOR_CONCURRENCY,
     },
-    retention: { bodyDays: s.RETENTION_BODY_DAYS, eventIdDays: s.RETENTION_EVENT_ID_DAYS },
+    retention: { bodyDays: s.RETENTION_BODY_DAYS, eventIdDays: s.RETENTION_EVENT_ID_DAYS, auditDays: s.RETENTION_AUDIT_DAYS },
     pusher: {
       scanCron: s.PUSHER_SCAN_CRON,
       maxAttempts: s.PUSHER_MAX_ATTEMPTS,
@@ -282,6 +298,24 @@ function deploymentProblems(s: z.output<typeof schema>, problems: string[]): Con
     if (!s.ADMIN_TOKEN) problems.push('ADMIN_TOKEN: required with NODE_ENV=production (never generated)');
   }
   return bundled;
+}
+
+/**
+ * A lease must outlast the calls made under it: once it runs out, another replica (or this process after a
+ * restart) may take the work over while the call is still under way. A document send starts only while half
+ * its lease is left (src/pusher/send.ts), so no document is sent twice while its sender lives only if a call
+ * to the service ends within that half. An event is applied under its lease through FHIR calls, so a lease
+ * shorter than two of them would let another replica apply the entity's next event before this call lands.
+ */
+function leaseProblems(s: z.output<typeof schema>, problems: string[]): void {
+  if (s.PUSHER_LEASE_MS < 2 * s.SERVICE_TIMEOUT_MS)
+    problems.push(
+      `PUSHER_LEASE_MS: must be at least twice SERVICE_TIMEOUT_MS (${s.PUSHER_LEASE_MS} < 2 x ${s.SERVICE_TIMEOUT_MS}): a send starts only while half its lease is left, and a call to the service may take SERVICE_TIMEOUT_MS; raise PUSHER_LEASE_MS or lower SERVICE_TIMEOUT_MS`,
+    );
+  if (s.PROCESSOR_LEASE_MS < 2 * s.FHIR_TIMEOUT_MS)
+    problems.push(
+      `PROCESSOR_LEASE_MS: must be at least twice FHIR_TIMEOUT_MS (${s.PROCESSOR_LEASE_MS} < 2 x ${s.FHIR_TIMEOUT_MS}): an event is applied under its lease, and one FHIR call may take FHIR_TIMEOUT_MS; raise PROCESSOR_LEASE_MS or lower FHIR_TIMEOUT_MS`,
+    );
 }
 
 /**

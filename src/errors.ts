@@ -47,6 +47,20 @@ export class UnauthorizedError extends AppError {
   }
 }
 
+/** Signed in, but the credential's role does not allow this: 403, never retryable. */
+export class ForbiddenError extends AppError {
+  constructor(message = 'this credential may not do that', code = 'forbidden') {
+    super({ code, status: 403, message });
+  }
+}
+
+/** Too many failed sign-ins from one address: 429 until `retryAfterSeconds` have passed. */
+export class TooManyAttemptsError extends AppError {
+  constructor(readonly retryAfterSeconds: number) {
+    super({ code: 'too_many_attempts', status: 429, message: `too many failed sign-ins from this address; try again in ${retryAfterSeconds} s` });
+  }
+}
+
 export class NotFoundError extends AppError {
   constructor(message = 'not found') {
     super({ code: 'not_found', status: 404, message });

@@ -123,6 +123,18 @@ describe('deployment mode', () => {
     );
   });
 
+  it('refuses a lease that a call made under it could outlast, naming both settings', () => {
+    expect(problems({ PUSHER_LEASE_MS: '15000' })).toEqual([
+      'PUSHER_LEASE_MS: must be at least twice SERVICE_TIMEOUT_MS (15000 < 2 x 10000): a send starts only while half its lease is left, and a call to the service may take SERVICE_TIMEOUT_MS; raise PUSHER_LEASE_MS or lower SERVICE_TIMEOUT_MS',
+    ]);
+    expect(problems({ PROCESSOR_LEASE_MS: '60000', FHIR_TIMEOUT_MS: '30001' })).toEqual([
+      'PROCESSOR_LEASE_MS: must be at least twice FHIR_TIMEOUT_MS (60000 < 2 x 30001): an event is applied under its lease, and one FHIR call may take FHIR_TIMEOUT_MS; raise PROCESSOR_LEASE_MS or lower FHIR_TIMEOUT_MS',
+    ]);
+    // Exactly twice is enough; the defaults (60 s leases, 10 s timeouts) pass.
+    expect(problems({ PUSHER_LEASE_MS: '20000', PROCESSOR_LEASE_MS: '20000' })).toEqual([]);
+    expect(problems({ PUSHER_LEASE_MS: '1000', SERVICE_TIMEOUT_MS: '500', PROCESSOR_LEASE_MS: '1000', FHIR_TIMEOUT_MS: '500' })).toEqual([]);
+  });
+
   it('puts the admin API on its own listener only when ADMIN_PORT or ADMIN_HOST is set', () => {
     expect(parseConfig({}).admin).toBeUndefined();
     expect(parseConfig({ ADMIN_PORT: '9091', ADMIN_HOST: '10.1.2.3' }).admin).toEqual({ host: '10.1.2.3', port: 9091 });

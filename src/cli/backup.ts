@@ -1,7 +1,7 @@
 // `emr-bridge backup [--out FILE]`: a consistent copy of the adapter's SQLite database, taken with SQLite's
 // online backup API. It reads through a read-only connection: the one-process-per-database lock is on
 // `<db>.lock`, not on the database, so this is safe while `serve` runs, and it needs no `sqlite3` program
-// (the container image has none).
+// (the container image has none). With DATABASE_URL set it refuses, pointing to pg_dump.
 import { constants, copyFileSync, existsSync, linkSync, mkdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -26,6 +26,12 @@ const utcStamp = (ms: number) =>
 // mode the reader does not hold up the writer, so `serve` keeps acknowledging webhooks meanwhile.
 const ALL_PAGES = 0x7fffffff;
 
+/** With DATABASE_URL the state is in PostgreSQL: its own tools back it up (README, "Running several replicas"). */
+export const POSTGRES_REFUSAL =
+  'DATABASE_URL is set: the state is in PostgreSQL, and this command copies only the SQLite file. Back PostgreSQL up with its own tools: ' +
+  'pg_dump for a logical backup (pg_dump --format=custom --file=emr-bridge.dump "$DATABASE_URL"), or base backups with WAL archiving for ' +
+  'point-in-time recovery. Nothing backed up';
+
 const refuse = (code: number, message: string): number => {
   process.stderr.write(`emr-bridge backup: ${message}\n`);
   return code;
@@ -37,6 +43,7 @@ export async function backupCommand(argv: string[]): Promise<number> {
   if (positionals.length) throw new UsageError(`takes no arguments, got ${positionals.join(' ')}`);
   if (values.out === '') throw new UsageError('--out must not be empty');
   const config = loadConfig();
+  if (config.databaseUrl) return refuse(1, POSTGRES_REFUSAL);
   const source = config.databasePath;
   if (!existsSync(source)) return refuse(1, `no database at ${source} (set DATA_DIR or DATABASE_PATH to the adapter's): nothing backed up`);
   const out = resolve(values.out ?? join(config.dataDir, 'backups', `emr-bridge-${utcStamp(systemClock.now())}.db`));

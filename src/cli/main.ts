@@ -17,6 +17,8 @@ const commands: Record<CommandName, () => Promise<Command>> = {
   push: async () => (await import('./push.ts')).pushCommand,
   documents: async () => (await import('./admin-commands.ts')).documentsCommand,
   'dead-letters': async () => (await import('./admin-commands.ts')).deadLettersCommand,
+  credentials: async () => (await import('./credentials.ts')).credentialsCommand,
+  audit: async () => (await import('./audit.ts')).auditCommand,
   schemas: async () => (await import('./schemas.ts')).schemasCommand,
   keys: async () => (await import('./keys.ts')).keysCommand,
   'fhir-get': async () => (await import('./fhir-get.ts')).fhirGetCommand,

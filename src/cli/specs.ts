@@ -30,7 +30,12 @@ const adminOptions = {
     help: "the adapter's admin API base",
     default: 'the running adapter (ADMIN_PORT, PORT, or the zero-configuration adapter in DATA_DIR)',
   },
-  'admin-token': { type: 'string', value: 'TOKEN', help: 'admin bearer token', default: 'ADMIN_TOKEN, or the one a zero-configuration adapter generated' },
+  'admin-token': {
+    type: 'string',
+    value: 'TOKEN',
+    help: "admin bearer token (ADMIN_TOKEN's, or a named credential's)",
+    default: 'ADMIN_TOKEN, or the one a zero-configuration adapter generated',
+  },
 } as const satisfies Record<string, OptionSpec>;
 
 const pagingOptions = {
@@ -130,6 +135,38 @@ export const SPECS = {
       ...adminOptions,
     },
   },
+  credentials: {
+    name: 'credentials',
+    args: 'add <name> --role viewer|operator | list | remove <name>',
+    summary: 'named admin credentials with a role: add one (its token printed once, only its hash kept), list them, remove one',
+    options: {
+      role: { type: 'string', value: 'viewer|operator', help: 'with add: viewer reads; operator also replays, retries, dismisses and shows bodies' },
+      file: {
+        type: 'string',
+        value: 'FILE',
+        help: 'the credentials file (written mode 0600)',
+        default: 'ADMIN_CREDENTIALS_FILE, else <DATA_DIR>/admin-credentials.json',
+      },
+    },
+    notes: [
+      'add prints the new token once on standard output; a name that exists gets a new token. The adapter reads the file',
+      'at start (ADMIN_CREDENTIALS_FILE): restart it after a change. ADMIN_TOKEN stays the operator `admin`.',
+    ],
+  },
+  audit: {
+    name: 'audit',
+    summary: 'the audit trail of a running adapter: every admin action and failed sign-in, newest first',
+    options: {
+      actor: { type: 'string', value: 'NAME', help: "only this credential's entries (- for failed sign-ins)" },
+      action: { type: 'string', value: 'ACTION', help: 'only this action (dead_letter.replay, document.retry, sign_in, …)' },
+      target: { type: 'string', value: 'ID', help: 'only entries naming this id (eventId, externalId, entityType:serviceId)' },
+      since: { type: 'string', value: 'TIME', help: 'only entries from this ISO 8601 time on' },
+      until: { type: 'string', value: 'TIME', help: 'only entries before this ISO 8601 time' },
+      before: { type: 'string', value: 'N', help: 'only entries older than this id (the nextBefore of the previous page)' },
+      limit: { type: 'string', value: 'N', help: 'entries per page (1..500)', default: '100' },
+      ...adminOptions,
+    },
+  },
   schemas: {
     name: 'schemas',
     summary: 'JSON Schemas and OpenAPI documents generated from the zod schemas',
@@ -171,7 +208,10 @@ export const SPECS = {
   backup: {
     name: 'backup',
     summary: "an online copy of the adapter's SQLite database (safe while serve runs)",
-    notes: ['Exit status: 0 written; 1 no database there, or the copy failed; 2 the file exists, or a bad option.'],
+    notes: [
+      'With DATABASE_URL set it refuses (exit 1): back PostgreSQL up with pg_dump, or base backups with WAL archiving.',
+      'Exit status: 0 written; 1 no database there, DATABASE_URL set, or the copy failed; 2 the file exists, or a bad option.',
+    ],
     options: {
       out: { type: 'string', value: 'FILE', help: 'where the copy goes (never overwritten)', default: '<DATA_DIR>/backups/emr-bridge-<UTC time>.db' },
     },

@@ -5,13 +5,13 @@
 //
 // Its own connection to the database file; it only ever runs PASSIVE checkpoints under load, which take no lock
 // the adapter's writer waits for. Every `intervalMs` it copies what is new; when that found new frames it looks
-// again after `catchUpMs` (up to `catchUpTries` times), so that one checkpoint ends in a gap between two
-// commits with every frame copied: the next commit then starts the WAL over from its beginning. If the WAL
-// holds `maxWalBytes` of frames anyway, it pauses and asks the parent for a RESTART on the writer's own
-// connection, which copies the last commit or two and makes the next commit start the WAL over (it cannot be
-// starved by the writer, being the writer). After `idleMs` with nothing committed and all of it copied, a
-// TRUNCATE empties the file (no writer to hold up then). Errors go to the parent (the code only) and the loop
-// goes on.
+// again after `catchUpMs` (up to `catchUpTries` times; past half the bound, until it succeeds), so that one
+// checkpoint ends in a gap between two commits with every frame copied: the next commit then starts the WAL
+// over from its beginning. If at the pace of the last looks the WAL would pass `maxWalBytes` by the next one, it
+// pauses and asks the parent for a RESTART on the writer's own connection, which copies the last commit or two
+// and makes the next commit start the WAL over (it cannot be starved by the writer, being the writer). After
+// `idleMs` with nothing committed and all of it copied, a TRUNCATE empties the file (no writer to hold up then).
+// Errors go to the parent (the code only) and the loop goes on.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
@@ -34,7 +34,7 @@ const stats = {
   passive: 0,
   /** Times the WAL was found started over by a commit after a PASSIVE had copied all of it. */
   restartedByCommit: 0,
-  /** RESTARTs asked of the writer's connection because the WAL reached maxWalBytes. */
+  /** RESTARTs asked of the writer's connection, the WAL about to pass maxWalBytes. */
   restartsAsked: 0,
   truncated: 0,
   busy: 0,
@@ -93,9 +93,9 @@ function tick() {
     lastLookAt = startedAt;
     if (moved) {
       lastChange = startedAt;
-      if (catchUps < opts.catchUpTries) {
+      if (catchUps < opts.catchUpTries || r.log >= maxWalFrames / 2) {
         // Look again soon, for a moment between two commits with every frame copied (the next commit then
-        // starts the WAL over).
+        // starts the WAL over); past half the bound, until that happens, rather than ask for a RESTART.
         catchUps++;
         delay = opts.catchUpMs;
       } else {

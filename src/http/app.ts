@@ -1,10 +1,18 @@
 // createApp builds the adapter's Koa app without listening: tests drive app.callback() through
 // supertest, and only the CLI listens. Routes: the webhook receiver, health, readiness, metrics, and the
-// admin API (each part contributes a router, all behind ADMIN_TOKEN).
+// admin API (each part contributes a router, all behind the admin credentials, each route's role checked and
+// its state changes recorded in the audit trail).
 import Koa, { type Context, type Middleware } from 'koa';
 import Router from '@koa/router';
+import type { CredentialCheck } from '../access/actor.ts';
+import { createCredentialCheck } from '../access/credentials.ts';
+import { createSignInThrottle, type SignInThrottle } from '../access/throttle.ts';
+import { noAuditor } from '../audit/audit-trail.ts';
+import type { Auditor } from '../audit/auditor.ts';
+import { systemClock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import { ADMIN_CATCH_ALL, adminAccess } from './admin-access.ts';
 import { adminAuth } from './admin-auth.ts';
 import { answerError, errorMiddleware } from './error-middleware.ts';
 
@@ -54,7 +62,17 @@ export interface AppDeps {
   adminRouters: Router[];
   /** Routers served without the token where the admin API is, never on the public surface (GET /openapi.json). */
   adminSurfaceRouters?: Router[];
+  /** The operator console (/console, src/console/router.ts): where the admin API is, never on the public surface. */
+  consoleRouter?: Router;
   adminToken: string | undefined;
+  /** Who may use the admin API; default: ADMIN_TOKEN alone, as the operator `admin`. */
+  credentials?: CredentialCheck;
+  /** Where admin actions and failed sign-ins are recorded; default: nowhere (tests of other parts). */
+  auditor?: Auditor;
+  /** Slows repeated failed sign-ins (shared with the console's sign-in form); default: one of this app's own. */
+  signInThrottle?: SignInThrottle;
+  /** Runs on /admin ahead of the bearer check: a console session signs the request in there (authenticatedAs). */
+  adminSession?: Middleware;
   readiness: ReadinessCheck[];
   /**
    * What this app serves: everything (the default, one port), only the public part (the receiver's routers,
@@ -107,12 +125,23 @@ export function createApp(deps: AppDeps): Koa {
   app.use(root.routes()).use(root.allowedMethods());
   if (surface === 'public') return app;
   for (const r of deps.adminSurfaceRouters ?? []) app.use(r.routes()).use(r.allowedMethods());
+  if (deps.consoleRouter) app.use(deps.consoleRouter.routes());
 
   const admin = new Router({ prefix: '/admin' });
-  admin.use(adminAuth(deps.adminToken));
+  const auditor = deps.auditor ?? noAuditor;
+  if (deps.adminSession) admin.use(deps.adminSession);
+  admin.use(
+    adminAuth({
+      credentials: deps.credentials ?? createCredentialCheck({ adminToken: deps.adminToken, credentials: [] }),
+      throttle: deps.signInThrottle ?? createSignInThrottle({ clock: systemClock }),
+      auditor,
+      logger: deps.logger,
+    }),
+    adminAccess({ router: admin, auditor }),
+  );
   for (const r of deps.adminRouters) admin.use(r.routes(), r.allowedMethods());
   // Unknown admin paths still need the token, so the admin surface cannot be probed without it.
-  admin.all('/{*rest}', (ctx) => {
+  admin.all(ADMIN_CATCH_ALL.slice('/admin'.length), (ctx) => {
     ctx.status = 404;
     ctx.body = { error: { code: 'not_found', message: 'no such admin route' } };
   });

@@ -46,7 +46,8 @@ export function parseListQuery<E extends z.ZodRawShape>(query: unknown, extra: E
   return { ...parsed, limit: parsed.limit ?? DEFAULT_LIMIT } as ListQuery & z.output<z.ZodObject<E>>;
 }
 
-function toValidationError(issue: z.core.$ZodIssue): ValidationError {
+/** A query parameter's problem as a 400 naming it (an unknown one, one given twice, a bad value). */
+export function toValidationError(issue: z.core.$ZodIssue): ValidationError {
   if (issue.code === 'unrecognized_keys') {
     const key = issue.keys[0]!;
     return new ValidationError(`${key}: unknown parameter`, key);

@@ -1,17 +1,21 @@
 // Admin routes of the processor (mounted under /admin, behind ADMIN_TOKEN): dead letters listed (a page at
 // a time, filtered), replayed one by one or in bulk, or dismissed with a reason; and the processing state
-// of any stored event.
+// of any stored event, with its state history and the FHIR references it wrote when given the event views.
 import Router from '@koa/router';
+import type { Context } from 'koa';
 import { z } from 'zod';
 import { AppError, NotFoundError } from '../errors.ts';
+import { actorOf } from '../http/admin-auth.ts';
 import { readValidated } from '../http/json-body.ts';
 import { decodeCursor, encodeCursor, parseListQuery } from '../http/list-query.ts';
 import type { Logger } from '../logger.ts';
 import type { DeadLetterStores } from '../storage/dead-letters.ts';
+import type { EventViews } from '../storage/event-views.ts';
 import { createDeadLetters, deadLetterPosition, type DeadLetters } from './dead-letters.ts';
+import { eventDetail } from './events-router.ts';
 
-/** Who dismissed: one admin token for now, so 'admin'. */
-const DISMISSED_BY = 'admin';
+/** Who dismissed: the credential the request was signed in as (its name, never a person's from patient data). */
+const dismissedBy = (ctx: Context): string => actorOf(ctx)?.name ?? 'admin';
 /** Largest body these routes read: a reason or a filter, never a document. */
 const SMALL_BODY_BYTES = 64 * 1024;
 
@@ -23,7 +27,7 @@ export const deadLetterListParams = { state: z.enum(['dead', 'dismissed']).optio
 
 const notDeadLetter = (message: string) => new AppError({ code: 'not_dead_letter', status: 409, message });
 
-export function createProcessorAdminRouter(deps: { deadLetters: DeadLetterStores; logger: Logger }): Router {
+export function createProcessorAdminRouter(deps: { deadLetters: DeadLetterStores; logger: Logger; events?: Pick<EventViews, 'get'> }): Router {
   const deadLetters = createDeadLetters({ stores: deps.deadLetters, logger: deps.logger });
   const router = new Router();
   router.get('/dead-letters', async (ctx) => {
@@ -38,7 +42,7 @@ export function createProcessorAdminRouter(deps: { deadLetters: DeadLetterStores
     const { reason } = await readValidated(ctx.req, dismissBody, SMALL_BODY_BYTES);
     const mapping = await deadLetters.getMapping(entityType, serviceId);
     if (!mapping) throw new NotFoundError('no such mapping');
-    if (!(await deadLetters.dismissMapping(entityType, serviceId, reason, DISMISSED_BY)))
+    if (!(await deadLetters.dismissMapping(entityType, serviceId, reason, dismissedBy(ctx))))
       throw notDeadLetter(mapping.dismissal ? 'the mapping is already dismissed' : 'the mapping is not a dead letter');
     ctx.body = { dismissed: await deadLetters.getMapping(entityType, serviceId) };
   });
@@ -57,14 +61,14 @@ export function createProcessorAdminRouter(deps: { deadLetters: DeadLetterStores
     const { reason } = await readValidated(ctx.req, dismissBody, SMALL_BODY_BYTES);
     const event = await deadLetters.get(eventId);
     if (!event) throw new NotFoundError('no such event');
-    if (!(await deadLetters.dismiss(eventId, reason, DISMISSED_BY)))
+    if (!(await deadLetters.dismiss(eventId, reason, dismissedBy(ctx))))
       throw notDeadLetter(event.state === 'dismissed' ? 'the event is already dismissed' : 'the event is not a dead letter');
     ctx.body = { dismissed: await deadLetters.get(eventId) };
   });
   router.get('/events/:eventId', async (ctx) => {
     const status = await deadLetters.get(ctx.params.eventId!);
     if (!status) throw new NotFoundError('no such event');
-    ctx.body = status;
+    ctx.body = deps.events ? await eventDetail(deps.events, status) : status;
   });
   return router;
 }

@@ -2,11 +2,13 @@
 // never makes two records for one serviceId, and finds a patient the service knows by an EMR id) and its
 // EMR id recorded at once; an entity the service has not mapped yet (externalId null) gets its mapping
 // queued for the service. The caller marks the
-// event applied afterwards, so a crash in between repeats only idempotent steps.
+// event applied afterwards, so a crash in between repeats only idempotent steps. Every record the event wrote
+// or claimed is named as a FHIR reference (`Patient/12`), stored with the applied mark for the console.
 import { hash } from 'node:crypto';
 import type { MappingEntityType } from '../contract/api.ts';
 import type { AppointmentEvent, DocumentEvent, PatientCreatedEvent, WebhookEvent } from '../contract/events.ts';
 import type { EmrPort, EmrRecord } from '../emr/port.ts';
+import { emrRef } from '../mappings/emr-refs.ts';
 import type { EntityLocks } from '../storage/entity-locks.ts';
 import type { MappingStore } from '../storage/mappings.ts';
 import type { MappingClaim } from '../storage/processing.ts';
@@ -29,6 +31,8 @@ export interface Applied {
   claims: Claim[];
   /** Snapshots applied besides the event's own entity (the patient inside an appointment event). */
   versions: { entityKey: string; version: AppliedVersion }[];
+  /** The EMR records the event wrote or claimed, as FHIR references (`Patient/12`), in the order met. */
+  refs: string[];
 }
 
 /** A mapping to post once the event is marked applied. */
@@ -37,7 +41,7 @@ export type Claim = MappingClaim;
 /** The EMR record of a service entity: the mapped one, or one found or created now (and claimed for the service when it has none). */
 async function findOrClaim(
   deps: ApplyDeps,
-  claims: Claim[],
+  out: Pick<Applied, 'claims' | 'refs'>,
   entityType: MappingEntityType,
   entity: { serviceId: string; externalId: string | null },
   ensure: () => Promise<EmrRecord>,
@@ -55,7 +59,8 @@ async function findOrClaim(
           const record = await ensure();
           return { id: await deps.mappings.record(entityType, entity.serviceId, record.id), isNew: record.created };
         });
-  if (entity.externalId === null) claims.push({ entityType, serviceId: entity.serviceId, emrId: found.id });
+  if (entity.externalId === null) out.claims.push({ entityType, serviceId: entity.serviceId, emrId: found.id });
+  out.refs.push(emrRef(entityType, found.id));
   return found;
 }
 
@@ -77,7 +82,7 @@ async function applyPatientSnapshot(
   return deps.locks.run(entityKey, async () => {
     // The service's externalId, when it has one, is an EMR patient id: the EMR's own record the service met
     // through a document (sent with patientExternalId), which this event must find, not duplicate.
-    const record = await findOrClaim(deps, out.claims, 'patient', patient, () => deps.emr.ensurePatient({ ...input, externalId: patient.externalId }));
+    const record = await findOrClaim(deps, out, 'patient', patient, () => deps.emr.ensurePatient({ ...input, externalId: patient.externalId }));
     const applied = await deps.versions.newest(entityKey);
     if (applied !== undefined && occurredAt < applied.occurredAt) return record.id;
     const digest = hash('sha256', JSON.stringify([input.name, input.phone]), 'base64url');
@@ -93,10 +98,9 @@ async function applyPatientSnapshot(
 }
 
 async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Applied): Promise<void> {
-  const claims = out.claims;
   const patient = { id: await applyPatientSnapshot(deps, out, e.patient, e) };
-  const doctor = await findOrClaim(deps, claims, 'doctor', e.doctor, () => deps.emr.ensurePractitioner({ serviceId: e.doctor.serviceId, name: e.doctor.name }));
-  const location = await findOrClaim(deps, claims, 'location', e.location, () =>
+  const doctor = await findOrClaim(deps, out, 'doctor', e.doctor, () => deps.emr.ensurePractitioner({ serviceId: e.doctor.serviceId, name: e.doctor.name }));
+  const location = await findOrClaim(deps, out, 'location', e.location, () =>
     deps.emr.ensureLocation({ serviceId: e.location.serviceId, name: e.location.name }),
   );
   const a = e.appointment;
@@ -114,14 +118,14 @@ async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Appli
     locationId: location.id,
     occurredAt: e.occurredAt,
   };
-  const appointment = await findOrClaim(deps, claims, 'appointment', a, () => deps.emr.ensureAppointment(input));
+  const appointment = await findOrClaim(deps, out, 'appointment', a, () => deps.emr.ensureAppointment(input));
   // A record that already existed (found, not created by this call) gets this event's full snapshot.
   if (!appointment.isNew) await deps.emr.updateAppointment(appointment.id, input);
 }
 
-/** Returns the mappings to queue for the service and the snapshots applied. */
+/** Returns the mappings to queue for the service, the snapshots applied and the records touched. */
 export async function applyEvent(deps: ApplyDeps, event: WebhookEvent): Promise<Applied> {
-  const out: Applied = { claims: [], versions: [] };
+  const out: Applied = { claims: [], versions: [], refs: [] };
   switch (event.eventType) {
     case 'patient.created':
       await applyPatientSnapshot(deps, out, (event as PatientCreatedEvent).patient, event);

@@ -69,7 +69,7 @@ function createApplier(deps: Pick<EventHandlingDeps, 'stores' | 'emr' | 'documen
       // The event's own entity, then the snapshots it applied besides (noted while applying).
       const written: VersionWrite[] = [{ entityKey, version: { occurredAt: event.occurredAt, hash: null }, eventId: event.eventId }];
       for (const v of applied.versions) written.push({ entityKey: v.entityKey, version: v.version, eventId: event.eventId, noted: true });
-      batch.add({ kind: 'applied', inboxId, versions: written, claims: applied.claims }, () => committed(applied));
+      batch.add({ kind: 'applied', inboxId, versions: written, claims: applied.claims, emrRefs: applied.refs }, () => committed(applied));
     },
   };
 }

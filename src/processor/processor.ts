@@ -20,7 +20,7 @@ import { createPollLoop } from '../work/poll-loop.ts';
 import { createRetryPolicy } from '../work/retry-decision.ts';
 import type { DocumentEventSink } from './apply.ts';
 import { createEventHandling, type ProcessorCounters } from './handle-event.ts';
-import { createRetention, type PruneDocuments } from './retention.ts';
+import { createRetention, type PruneAudit, type PruneDocuments } from './retention.ts';
 import { createOutcomeBatch, type OutcomeBatch } from './write-batch.ts';
 
 export interface ProcessorDeps {
@@ -28,6 +28,8 @@ export interface ProcessorDeps {
   stores: ProcessorStores;
   /** The document outbox's retention (the pusher's store), run with the processor's hourly pass. */
   pruneFinishedDocuments?: PruneDocuments;
+  /** The audit trail's retention (RETENTION_AUDIT_DAYS, its own cutoff), run with the same hourly pass. */
+  pruneAudit?: PruneAudit;
   clock: Clock;
   logger: Logger;
   emr: EmrPort;
@@ -88,10 +90,13 @@ function createProcessorCounters(metrics: Metrics | undefined): ProcessorCounter
 }
 
 /** Retention, at most once per PRUNE_EVERY_MS (the first pass prunes). */
-function createPruneWhenDue(deps: Pick<ProcessorDeps, 'stores' | 'pruneFinishedDocuments' | 'clock' | 'logger' | 'config'>): () => Promise<void> {
+function createPruneWhenDue(
+  deps: Pick<ProcessorDeps, 'stores' | 'pruneFinishedDocuments' | 'pruneAudit' | 'clock' | 'logger' | 'config'>,
+): () => Promise<void> {
   const retention = createRetention({
     store: deps.stores.retention,
     pruneDocuments: deps.pruneFinishedDocuments ?? (async () => 0),
+    ...(deps.pruneAudit ? { pruneAudit: deps.pruneAudit } : {}),
     clock: deps.clock,
     settings: deps.config.retention,
   });

@@ -2,7 +2,8 @@
 // for RETENTION_EVENT_ID_DAYS (7 at least), and their body for RETENTION_BODY_DAYS. Dead letters, dismissed
 // ones and events not yet final are never pruned. The same RETENTION_EVENT_ID_DAYS prunes finished rows of the
 // document outbox (final and written back to the EMR; the pusher's store does it) and of the mapping outbox
-// (sent); rows still queued, HELD, unsynced, pending or dead stay.
+// (sent); rows still queued, HELD, unsynced, pending or dead stay. The audit trail has its own cutoff,
+// RETENTION_AUDIT_DAYS (six years by default, never below the events'), pruned in the same pass.
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { RetentionStore } from '../storage/retention.ts';
@@ -12,11 +13,15 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** Deletes finished documents whose last change is before the cutoff (epoch ms); says how many. */
 export type PruneDocuments = (cutoffMs: number) => Promise<number>;
 
+/** Deletes audit entries written before the cutoff (epoch ms); says how many. */
+export type PruneAudit = (cutoffMs: number) => Promise<number>;
+
 export interface Pruned {
   bodies: number;
   events: number;
   documents: number;
   mappings: number;
+  audit: number;
 }
 
 export interface Retention {
@@ -24,7 +29,13 @@ export interface Retention {
   prune(): Promise<Pruned>;
 }
 
-export function createRetention(deps: { store: RetentionStore; pruneDocuments: PruneDocuments; clock: Clock; settings: Config['retention'] }): Retention {
+export function createRetention(deps: {
+  store: RetentionStore;
+  pruneDocuments: PruneDocuments;
+  pruneAudit?: PruneAudit;
+  clock: Clock;
+  settings: Config['retention'];
+}): Retention {
   const { store, settings } = deps;
   return {
     async prune() {
@@ -33,7 +44,10 @@ export function createRetention(deps: { store: RetentionStore; pruneDocuments: P
       const { bodies, events } = await store.pruneEvents({ bodiesBefore: now - settings.bodyDays * DAY_MS, eventsBefore: cutoff });
       const documents = await deps.pruneDocuments(cutoff);
       const mappings = await store.pruneSentMappings(cutoff);
-      return { bodies, events, documents, mappings };
+      // Never sooner than RETENTION_AUDIT_DAYS, nor than the events the entries name.
+      const auditCutoff = now - Math.max(settings.auditDays, settings.eventIdDays) * DAY_MS;
+      const audit = deps.pruneAudit ? await deps.pruneAudit(auditCutoff) : 0;
+      return { bodies, events, documents, mappings, audit };
     },
   };
 }

@@ -1,6 +1,6 @@
 // Admin routes of the pusher (under /admin, behind ADMIN_TOKEN): push a document directly (a laboratory
 // information system, the CLI), list documents a page at a time (by status, type and creation time), show
-// one, send again one that failed here.
+// one with its history (from the EMR or the push to its final status), send again one that failed here.
 // Answers carry identifiers, status, reasons and times; never labels, names, phones or file bytes.
 import Router from '@koa/router';
 import { z } from 'zod';
@@ -11,7 +11,7 @@ import { readJson } from '../http/json-body.ts';
 import { decodeCursor, encodeCursor, parseListQuery } from '../http/list-query.ts';
 import type { Logger } from '../logger.ts';
 import { isFinal, type OutboxState } from '../storage/documents.ts';
-import { publicView } from './outbox.ts';
+import { historyStepView, publicView } from './outbox.ts';
 import type { Pusher } from './pusher.ts';
 
 const STATES = ['queued', 'SENT', 'HELD', 'FAILED', 'SUPPRESSED', 'REJECTED'] as const satisfies readonly OutboxState[];
@@ -84,7 +84,7 @@ export function createPusherAdminRouter(deps: PusherAdminDeps): Router {
   router.get('/documents/:externalId', async (ctx) => {
     const row = await deps.pusher.outbox.get(ctx.params.externalId!);
     if (!row) throw new NotFoundError('no such document');
-    ctx.body = { document: publicView(row) };
+    ctx.body = { document: publicView(row), history: (await deps.pusher.outbox.history(row.external_id)).map(historyStepView) };
   });
   return router;
 }

@@ -1,6 +1,7 @@
-// What the pusher shows of an outbox row. The rows themselves, and every change to them, are the document
-// store's (src/storage/documents.ts).
-import type { OutboxRow } from '../storage/documents.ts';
+// What the pusher shows of an outbox row and of its history. The rows themselves, and every change to them, are
+// the document store's (src/storage/documents.ts).
+import { toIso } from '../clock.ts';
+import type { DocumentHistoryEntry, OutboxRow } from '../storage/documents.ts';
 
 /** What an admin or the CLI may see of a row: identifiers, status, reasons, times. Never the request. */
 export function publicView(r: OutboxRow) {
@@ -20,3 +21,11 @@ export function publicView(r: OutboxRow) {
     updatedAt: new Date(r.updated_at).toISOString(),
   };
 }
+
+/** One step of a document's history: when, the status, the send attempt and the error code or reason when there is one. */
+export const historyStepView = (h: DocumentHistoryEntry) => ({
+  at: toIso(h.at),
+  status: h.status,
+  ...(h.attempt !== null ? { attempt: h.attempt } : {}),
+  ...(h.detail !== null ? { detail: h.detail } : {}),
+});

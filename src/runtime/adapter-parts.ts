@@ -1,5 +1,11 @@
 // The parts the composition root (./adapter.ts) assembles, each built by one function from the settings:
 // the EMR port, the workers, the service side, and what the HTTP app serves. A fork changes a part here.
+import type { CredentialCheck } from '../access/actor.ts';
+import { createCredentialCheck, type NamedCredential } from '../access/credentials.ts';
+import { createSignInThrottle, type SignInThrottle } from '../access/throttle.ts';
+import { createAuditAdminRouter } from '../audit/admin-router.ts';
+import { createAuditor } from '../audit/audit-trail.ts';
+import type { Auditor } from '../audit/auditor.ts';
 import type { Clock } from '../clock.ts';
 import type { FhirAuthSettings } from '../emr/fhir/auth/index.ts';
 import { createJwksRouter } from '../emr/fhir/auth/jwks-router.ts';
@@ -10,7 +16,8 @@ import type { Inbox } from '../inbox/inbox.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { adminOpenApi } from '../openapi/admin.ts';
 import { createOpenApiRouter } from '../openapi/router.ts';
-import { createProcessor, createProcessorAdminRouter } from '../processor/index.ts';
+import { createMappingsAdminRouter } from '../mappings/admin-router.ts';
+import { createEventsAdminRouter, createProcessor, createProcessorAdminRouter } from '../processor/index.ts';
 import { createDocumentEventSink, createPusher, createPusherAdminRouter } from '../pusher/index.ts';
 import { createReceiverRouter } from '../receiver/router.ts';
 import type { ServiceClient } from '../service-client/client.ts';
@@ -21,6 +28,7 @@ import { cachedProbe, NEIGHBOUR_PROBE, type Reachability } from '../status/readi
 import { createIncidentGate } from '../work/incident-gate.ts';
 
 import type { StartAdapterOptions } from './adapter.ts';
+import { buildConsoleRouter } from './console-part.ts';
 
 /** What has been started so far, stopped in reverse order when start-up fails half-way. */
 export function createUndoStack() {
@@ -80,6 +88,8 @@ export function buildWorkers(
   const processor = createProcessor({
     stores: processorStores,
     pruneFinishedDocuments: (cutoffMs) => documents.pruneFinished(cutoffMs),
+    // The audit trail's retention (RETENTION_AUDIT_DAYS) too.
+    pruneAudit: (cutoffMs) => storage.audit.prune(cutoffMs),
     clock,
     logger: logger.child({ component: 'processor' }),
     emr,
@@ -105,6 +115,27 @@ export function buildWorkers(
   return { processor, pusher, processorStores };
 }
 
+/**
+ * Who may use the admin surface and where what they do is recorded, built once: the admin API (AppDeps) and
+ * the console's sign-in and actions share the credentials, the sign-in throttle and the auditor.
+ */
+export interface AdminAccess {
+  credentials: CredentialCheck;
+  auditor: Auditor;
+  signInThrottle: SignInThrottle;
+}
+
+export function buildAdminAccess(
+  opts: StartAdapterOptions,
+  parts: { storage: Storage; clock: Clock; adminToken: string; namedCredentials: readonly NamedCredential[] },
+): AdminAccess {
+  return {
+    credentials: createCredentialCheck({ adminToken: parts.adminToken, credentials: parts.namedCredentials }),
+    auditor: createAuditor({ store: parts.storage.audit, clock: parts.clock, logger: opts.logger }),
+    signInThrottle: createSignInThrottle({ clock: parts.clock }),
+  };
+}
+
 export function appDependencies(
   opts: StartAdapterOptions,
   parts: {
@@ -115,6 +146,8 @@ export function appDependencies(
     credentials: Credentials;
     fhirAuth: FhirAuthSettings;
     adminToken: string;
+    access: AdminAccess;
+    storage: Storage;
     workers: ReturnType<typeof buildWorkers>;
     workersRunning: () => boolean;
     emr: EmrPort;
@@ -141,11 +174,22 @@ export function appDependencies(
     ],
     adminRouters: [
       createStatusAdminRouter({ status, database: inbox }),
-      createProcessorAdminRouter({ deadLetters: parts.workers.processorStores.deadLetters, logger: logger.child({ component: 'admin' }) }),
+      createProcessorAdminRouter({
+        deadLetters: parts.workers.processorStores.deadLetters,
+        events: parts.workers.processorStores.events,
+        logger: logger.child({ component: 'admin' }),
+      }),
+      createEventsAdminRouter({ events: parts.workers.processorStores.events, clock }),
+      createMappingsAdminRouter({ lookup: parts.workers.processorStores.mappingLookup }),
       createPusherAdminRouter({ logger: logger.child({ component: 'admin' }), pusher: parts.workers.pusher, maxBodyBytes: config.adminMaxBodyBytes }),
+      createAuditAdminRouter({ auditor: parts.access.auditor }),
     ],
     adminSurfaceRouters: [createOpenApiRouter(adminOpenApi)],
+    consoleRouter: buildConsoleRouter(opts, parts),
     adminToken: parts.adminToken,
+    credentials: parts.access.credentials,
+    auditor: parts.access.auditor,
+    signInThrottle: parts.access.signInThrottle,
     readiness: [
       { name: 'database', check: () => inbox.isWritable() },
       { name: 'workers', check: parts.workersRunning },

@@ -1,5 +1,6 @@
 // The composition root: builds every part of the adapter from a Config and runs it. The CLI's `serve`
 // and the end-to-end tests call startAdapter; nothing else constructs parts, so a fork swaps a part here.
+import { loadCredentialsFile } from '../access/credentials-file.ts';
 import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -14,7 +15,7 @@ import { holdStore, openStorage } from '../storage/index.ts';
 import { createServiceClient } from '../service-client/client.ts';
 import { createDependencyStatus, observed, type DependencyStatus } from '../status/dependency-status.ts';
 import { createReachability, NEIGHBOUR_PROBE } from '../status/readiness-probes.ts';
-import { appDependencies, buildEmr, buildWorkers, createUndoStack, type Credentials } from './adapter-parts.ts';
+import { appDependencies, buildAdminAccess, buildEmr, buildWorkers, createUndoStack, type Credentials } from './adapter-parts.ts';
 import { startBundledServices, type BundledServices } from './bundled.ts';
 import { checkEmrAtStart, type EmrWatch } from './emr-check.ts';
 import { startListeners, type Listeners } from './listeners.ts';
@@ -143,14 +144,18 @@ async function provisionBundledService(b: Built, credentials: Credentials, webho
 
 export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAdapter> {
   const { config, logger } = opts;
+  // Checked before anything is written: a bad ADMIN_CREDENTIALS_FILE stops start-up here (ConfigError).
+  const namedCredentials = config.adminCredentialsFile ? loadCredentialsFile(config.adminCredentialsFile) : [];
   const undo = createUndoStack();
   try {
     holdTheStore(opts, undo);
     const b = await startOutsideParts(opts, undo);
     const inside = await openInsideParts(b, opts, undo);
     const { credentials, workers, state } = inside;
+    const access = buildAdminAccess(opts, { storage: inside.storage, clock: b.clock, adminToken: b.adminToken, namedCredentials });
     const appDeps = appDependencies(opts, {
       ...inside,
+      access,
       clock: b.clock,
       metrics: b.metrics,
       status: b.status,

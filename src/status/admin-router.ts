@@ -13,7 +13,8 @@ export function createStatusAdminRouter(deps: { status: DependencyStatus; databa
   return router;
 }
 
-function reportDatabase(status: DependencyStatus, database: Pick<Inbox, 'isWritable' | 'writeFailure'>): void {
+/** Asks the database now and reports it: what /admin/status and the console's overview show. */
+export function reportDatabase(status: DependencyStatus, database: Pick<Inbox, 'isWritable' | 'writeFailure'>): void {
   if (database.isWritable()) {
     status.ok('database');
     return;

@@ -145,9 +145,31 @@ export interface FollowUps {
   markAllSynced(rows: readonly Pick<OutboxRow, 'external_id' | 'updated_at'>[]): Promise<void>;
 }
 
+/**
+ * What a document's history records: queued or REJECTED when it entered, retrying (a send that failed, with its
+ * attempt and error code), the service's answers (HELD, SENT, FAILED, SUPPRESSED), FAILED here, retried (a
+ * person sent it again), queued or REJECTED again when the EMR changed a REJECTED one.
+ */
+export type DocumentHistoryStatus = OutboxState | 'retrying' | 'retried';
+
+export interface DocumentHistoryEntry {
+  /** Epoch ms. */
+  at: number;
+  status: DocumentHistoryStatus;
+  /** The send attempt, for a send's outcome or retry; null otherwise. */
+  attempt: number | null;
+  /** An error code, or the status reason; null when none. */
+  detail: string | null;
+}
+
+/** What the history says of a document the EMR changed after it was REJECTED, now passing the checks. */
+export const CHANGED_IN_EMR = 'changed in the EMR';
+
 /** What admins, the CLI and metrics read. */
 export interface OutboxViews {
   get(externalId: string): Promise<OutboxRow | undefined>;
+  /** Every status the document went through, oldest first (written with each change, in its transaction). */
+  history(externalId: string): Promise<DocumentHistoryEntry[]>;
   list(state: OutboxState | undefined, limit?: number): Promise<OutboxRow[]>;
   /** One page of the newest documents first, filtered; `next` is where the following page starts (null: none). */
   page(f: DocumentFilter): Promise<{ rows: OutboxRow[]; next: DocumentPosition | null }>;
@@ -191,8 +213,8 @@ export interface DocumentStore extends SendQueue, FollowUps, OutboxViews, ScanLe
   recordUnmatchedEvent(e: UnmatchedDocumentEvent): Promise<void>;
   /**
    * Retention: deletes rows that are finished (final at the service, or REJECTED here) and whose status has
-   * reached the EMR, last changed before the cutoff; says how many. Queued, HELD, locally FAILED and unsynced
-   * rows stay.
+   * reached the EMR, last changed before the cutoff, with their history; says how many. Queued, HELD, locally
+   * FAILED and unsynced rows stay.
    */
   pruneFinished(cutoffMs: number): Promise<number>;
 }

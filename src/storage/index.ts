@@ -5,6 +5,7 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
+import type { AuditStore } from './audit.ts';
 import type { Coordination } from './coordination.ts';
 import type { DocumentStore } from './documents.ts';
 import type { InboxStore } from './inbox.ts';
@@ -20,6 +21,8 @@ export interface Storage {
   processor: ProcessorStores;
   documents: DocumentStore;
   coordination: Coordination;
+  /** The audit trail of admin actions (src/audit/). */
+  audit: AuditStore;
   /** Closes the stores' connections (after the workers and the inbox have stopped). */
   close(): Promise<void>;
 }

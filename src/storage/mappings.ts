@@ -15,6 +15,37 @@ export interface MappingStore {
   link(entityType: MappingEntityType, serviceId: string, emrId: string): Promise<boolean>;
 }
 
+/** A mapping as the console and the admin API show it. */
+export interface MappingRecord {
+  entityType: MappingEntityType;
+  serviceId: string;
+  emrId: string;
+  /** Whether the service has it: posted by the mapping outbox (or it never needed posting); false while queued, dead or dismissed. */
+  posted: boolean;
+}
+
+/** Mappings looked up both ways, for a person (the console, GET /admin/mappings): read from the database, never from memory. */
+export interface MappingLookup {
+  /** The mappings of a serviceId (one per entity type that has it). */
+  byServiceId(serviceId: string): Promise<MappingRecord[]>;
+  /** The mappings to an EMR id, of one entity type when given. */
+  byEmrId(emrId: string, entityType?: MappingEntityType): Promise<MappingRecord[]>;
+}
+
+/** The columns both engines read for a MappingRecord. */
+export const MAPPING_RECORD_SQL = `SELECT m.entity_type, m.service_id, m.emr_id, o.state AS outbox_state
+  FROM emr_mappings m LEFT JOIN mapping_outbox o ON o.entity_type = m.entity_type AND o.service_id = m.service_id`;
+
+/** Written out so that SQLite searches the primary key (entity_type, service_id) by serviceId. */
+export const ANY_ENTITY_TYPE = "m.entity_type IN ('appointment', 'patient', 'doctor', 'location')";
+
+export const toMappingRecord = (r: { entity_type: string; service_id: string; emr_id: string; outbox_state: string | null }): MappingRecord => ({
+  entityType: r.entity_type as MappingEntityType,
+  serviceId: r.service_id,
+  emrId: r.emr_id,
+  posted: r.outbox_state === null || r.outbox_state === 'sent',
+});
+
 /** Mappings kept in memory, at most (past it, the oldest found is forgotten and read again when needed). */
 const FOUND_MAX = 20_000;
 

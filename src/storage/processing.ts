@@ -49,7 +49,8 @@ export interface MappingClaim {
 
 /** What one claimed event led to, as data: the store writes a batch of these in one transaction. */
 export type EventOutcome =
-  | { kind: 'applied'; inboxId: number; versions: VersionWrite[]; claims: MappingClaim[] }
+  /** `emrRefs`: the FHIR references it wrote or claimed (`Patient/12`), stored for the console. */
+  | { kind: 'applied'; inboxId: number; versions: VersionWrite[]; claims: MappingClaim[]; emrRefs?: string[] }
   /** A final state that is not applied: a stale snapshot, or a dead letter; `reason` is stored. */
   | { kind: 'discarded_stale' | 'dead'; inboxId: number; reason: string }
   /** Tried again at `at`, the attempt counted. */
@@ -68,6 +69,7 @@ export interface NextClaim {
 export interface ProcessingQueue {
   /**
    * Takes in inbox rows not taken in yet (up to `limit`); rows that are not events become dead letters at once.
+   * Each row's history starts here: received (at its received time), and dead for those parked.
    * Safe to call from several replicas at once: each inbox row is taken in exactly once.
    */
   intake(limit?: number): Promise<Intake>;
@@ -79,8 +81,9 @@ export interface ProcessingQueue {
   /** The stored body of an event (null once retention pruned it). */
   body(inboxId: number): Promise<Buffer | null>;
   /**
-   * Writes `outcomes` (marks, versions, mapping claims) in one transaction and, when `next` is given, claims
-   * the next batch in that same transaction. Nothing is written when it rejects.
+   * Writes `outcomes` (marks, versions, mapping claims, FHIR references, one history row per change) in one
+   * transaction and, when `next` is given, claims the next batch in that same transaction. Nothing is written
+   * when it rejects.
    */
   commit(outcomes: EventOutcome[], next?: NextClaim): Promise<ClaimedEvent[]>;
   /**

@@ -4,8 +4,9 @@
 // database handle.
 import type { DeadLetterStores } from './dead-letters.ts';
 import type { EntityLocks } from './entity-locks.ts';
+import type { EventViews } from './event-views.ts';
 import type { MappingOutboxStore } from './mapping-outbox.ts';
-import type { MappingStore } from './mappings.ts';
+import type { MappingLookup, MappingStore } from './mappings.ts';
 import type { ProcessingQueue, ProcessorReadings } from './processing.ts';
 import type { RetentionStore } from './retention.ts';
 import type { EntityVersions } from './versions.ts';
@@ -19,6 +20,10 @@ export interface ProcessorStores {
   retention: RetentionStore;
   locks: EntityLocks;
   readings: ProcessorReadings;
+  /** What the console and the admin API read of events: searches, one event with its history, per-minute counts. */
+  events: EventViews;
+  /** Mappings looked up both ways, for a person. */
+  mappingLookup: MappingLookup;
   /** Ends what the stores opened themselves (PostgreSQL: the entity locks' connections); not the database. */
   close(): Promise<void>;
 }

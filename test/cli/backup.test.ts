@@ -1,5 +1,5 @@
 // `emr-bridge backup`: an online copy of a running adapter's database that opens and holds its rows, the
-// default place under DATA_DIR, what it refuses (an existing file, a missing database), and its usage.
+// default place under DATA_DIR, what it refuses (an existing file, a missing database, a PostgreSQL store), and its usage.
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -110,6 +110,22 @@ describe('emr-bridge backup', () => {
       expect(existsSync(join(empty, 'backups'))).toBe(false);
     } finally {
       rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses with DATABASE_URL set, pointing to pg_dump, and copies nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-pgbackup-'));
+    try {
+      useDataDir(dir);
+      vi.stubEnv('DATABASE_URL', 'postgres://bridge:hunter2-secret@db.internal:5432/emr');
+      const res = await backup([]);
+      expect(res.code).toBe(1);
+      expect(res.err).toContain('emr-bridge backup: DATABASE_URL is set: the state is in PostgreSQL');
+      expect(res.err).toContain('pg_dump');
+      expect(res.err).not.toContain('hunter2-secret');
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -44,6 +44,8 @@ type Operation = `${string} ${string}`;
 const op = (method: string, path: string): Operation => `${method.toUpperCase()} ${path}`;
 
 /** Every route on the app's routers (nested ones included, with their prefix), in OpenAPI form; HEAD left out. */
+const CONSOLE_PATH = '/console';
+
 function registeredRoutes(app: Koa): Operation[] {
   const out = new Set<Operation>();
   for (const mw of app.middleware) {
@@ -53,6 +55,8 @@ function registeredRoutes(app: Koa): Operation[] {
       if (layer.methods.length === 0) continue; // router.use middleware
       if (typeof layer.path !== 'string') throw new Error(`a route by RegExp cannot be documented: ${String(layer.path)}`);
       if (CATCH_ALL.test(layer.path)) continue;
+      // The console's HTML pages are a surface of their own (test/console), not part of the JSON API.
+      if (layer.path === CONSOLE_PATH || layer.path.startsWith(`${CONSOLE_PATH}/`)) continue;
       const path = layer.path.replace(/:(\w+)/g, '{$1}');
       for (const m of layer.methods) if (m !== 'HEAD') out.add(op(m, path));
     }

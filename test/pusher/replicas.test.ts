@@ -84,7 +84,7 @@ async function replica(
     logger: silentLogger(),
     emr,
     random: () => 0.5,
-    config: parseConfig({ PUSHER_LEASE_MS: String(LEASE_MS), PUSHER_CONCURRENCY: '4', ...env }),
+    config: parseConfig({ PUSHER_LEASE_MS: String(LEASE_MS), SERVICE_TIMEOUT_MS: String(LEASE_MS / 2), PUSHER_CONCURRENCY: '4', ...env }),
     serviceClient: service.client,
   });
   cleanups.push(async () => {

@@ -186,7 +186,7 @@ describe('the send path', () => {
   });
 
   it('does not start a send again while it is in flight, even once its lease has run out', async () => {
-    const f = fixture({ env: { PUSHER_CONCURRENCY: '2', PUSHER_LEASE_MS: '1000' } });
+    const f = fixture({ env: { PUSHER_CONCURRENCY: '2', PUSHER_LEASE_MS: '1000', SERVICE_TIMEOUT_MS: '500' } });
     for (const id of ['a', 'b', 'c']) await f.pusher.enqueue('lab_report', request(id));
     const pass = f.pusher.runOnce();
     await settled();
@@ -204,7 +204,7 @@ describe('the send path', () => {
   });
 
   it('gives back a claimed row that waited past half its lease, and sends it on a fresh lease', async () => {
-    const f = fixture({ env: { PUSHER_CONCURRENCY: '1', PUSHER_LEASE_MS: '1000' } });
+    const f = fixture({ env: { PUSHER_CONCURRENCY: '1', PUSHER_LEASE_MS: '1000', SERVICE_TIMEOUT_MS: '500' } });
     for (const id of ['a', 'b']) await f.pusher.enqueue('lab_report', request(id));
     const pass = f.pusher.runOnce();
     await settled();

@@ -21,6 +21,11 @@ export interface OpenedEngine {
   store(body: unknown, eventId?: string): Promise<{ eventId: string; inboxId: number }>;
   /** Runs SQL written with `?` placeholders (numbered for PostgreSQL); returns the rows. */
   query<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
+  /**
+   * The plan of a query written with literals, as text: SQLite's EXPLAIN QUERY PLAN; PostgreSQL's EXPLAIN with
+   * sequential scans off (on a few rows a scan is always cheapest: this says whether an index can serve it).
+   */
+  explain(sql: string): Promise<string>;
   /** A second replica's stores on the same database, with its own pools; PostgreSQL only. */
   replica?(): Promise<ProcessorStores>;
   close(): Promise<void>;
@@ -56,6 +61,7 @@ const sqlite: Engine = {
         statement.run(...params);
         return [];
       },
+      explain: async (sql) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join('\n'),
       async close() {
         db.close();
       },
@@ -95,6 +101,16 @@ const postgres: Engine = {
           params,
         );
         return rows as T[];
+      },
+      async explain(sql) {
+        const client = await pool.connect();
+        try {
+          await client.query('SET enable_seqscan = off');
+          const { rows } = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`);
+          return rows.map((r) => r['QUERY PLAN']).join('\n');
+        } finally {
+          client.release(true);
+        }
       },
       async replica() {
         const other = createPool(database.url, { max: 6 });

@@ -76,8 +76,9 @@ export async function startReplicaSet(opts: { replicas: number; clinic?: Record<
     PUSHER_BACKOFF_BASE_MS: '100',
     PUSHER_BACKOFF_MAX_MS: '1000',
     PUSHER_SCAN_CRON: '* * * * * *',
-    FHIR_TIMEOUT_MS: '5000',
-    SERVICE_TIMEOUT_MS: '5000',
+    // Half the leases at most (src/config.ts refuses more): a call never outlasts the lease it is made under.
+    FHIR_TIMEOUT_MS: '1500',
+    SERVICE_TIMEOUT_MS: '1500',
     ...opts.settings,
   };
   const migrated = await runCli(['migrate'], env);

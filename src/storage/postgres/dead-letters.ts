@@ -1,4 +1,5 @@
-// Dead letters in PostgreSQL: the same rows and rules as ../sqlite/dead-letters.ts, in PostgreSQL's SQL.
+// Dead letters in PostgreSQL: the same rows and rules as ../sqlite/dead-letters.ts, in PostgreSQL's SQL. An event
+// reopened or dismissed gets its history row in the same statement (a data-modifying WITH), for the rows it moved.
 import type { Clock } from '../../clock.ts';
 import {
   type DeadEventRow,
@@ -19,6 +20,11 @@ const SELECT_EVENTS = `SELECT e.id AS inbox_id, e.event_id, e.event_type, p.stat
 const REOPEN = `UPDATE processing SET state = 'pending', attempts = 0, next_attempt_at = 0, lease_until = NULL, last_error = NULL,
                   finished_at = NULL, entity_key = coalesce(entity_key, 'unparsed:' || inbox_id)`;
 
+/** `update` (RETURNING inbox_id, attempts) with a history row per event it moved; the statement's count is theirs. */
+const withHistory = (update: string, state: 'replayed' | 'dismissed', at: string, reason: string) =>
+  `WITH u AS (${update} RETURNING inbox_id, attempts)
+   INSERT INTO event_history (inbox_id, at, state, attempt, reason) SELECT inbox_id, ${at}, '${state}', attempts, ${reason} FROM u`;
+
 function createDeadEvents(pool: Pool, clock: Clock): DeadEventStore {
   return {
     async page(q) {
@@ -36,19 +42,33 @@ function createDeadEvents(pool: Pool, clock: Clock): DeadEventStore {
       return rows[0] && toEventStatus(rows[0]);
     },
     async reopen(eventId) {
-      const r = await pool.query(`${REOPEN} WHERE state = 'dead' AND inbox_id IN (SELECT id FROM inbox_events WHERE event_id = $1)`, [eventId]);
+      const r = await pool.query(
+        withHistory(`${REOPEN} WHERE state = 'dead' AND inbox_id IN (SELECT id FROM inbox_events WHERE event_id = $1)`, 'replayed', '$2', 'NULL'),
+        [eventId, clock.now()],
+      );
       return r.rowCount === 1;
     },
     async reopenAll(eventType) {
-      const r = await pool.query(`${REOPEN} WHERE state = 'dead' AND ($1::text IS NULL OR inbox_id IN (SELECT id FROM inbox_events WHERE event_type = $1))`, [
-        eventType ?? null,
-      ]);
+      const r = await pool.query(
+        withHistory(
+          `${REOPEN} WHERE state = 'dead' AND ($1::text IS NULL OR inbox_id IN (SELECT id FROM inbox_events WHERE event_type = $1))`,
+          'replayed',
+          '$2',
+          'NULL',
+        ),
+        [eventType ?? null, clock.now()],
+      );
       return r.rowCount ?? 0;
     },
     async dismiss(eventId, reason, by) {
       const r = await pool.query(
-        `UPDATE processing SET state = 'dismissed', dismissed_reason = $2, dismissed_by = $3, dismissed_at = $4
-         WHERE state = 'dead' AND inbox_id IN (SELECT id FROM inbox_events WHERE event_id = $1)`,
+        withHistory(
+          `UPDATE processing SET state = 'dismissed', dismissed_reason = $2, dismissed_by = $3, dismissed_at = $4
+           WHERE state = 'dead' AND inbox_id IN (SELECT id FROM inbox_events WHERE event_id = $1)`,
+          'dismissed',
+          '$4',
+          '$2',
+        ),
         [eventId, reason, by, clock.now()],
       );
       return r.rowCount === 1;

@@ -1,9 +1,10 @@
 // The EMR scan's side of the PostgreSQL outbox: its watermark, and its documents filed in one transaction with
 // it. One replica scans at a time (the coordination's 'emr-scan'), so the watermark only moves forward; a
-// document another replica enqueued meanwhile (the admin API) keeps its row, by the unique externalId.
+// document another replica enqueued meanwhile (the admin API) keeps its row, by the unique externalId. Each
+// change writes its history row in the same statement.
 import type { Clock } from '../../clock.ts';
 import type { DocumentRequest } from '../../contract/documents.ts';
-import type { ScanFiling, ScanLedger } from '../documents.ts';
+import { CHANGED_IN_EMR, type ScanFiling, type ScanLedger } from '../documents.ts';
 import { insertDocument, type Queryable } from './documents-sql.ts';
 import { type Pool, withTransaction } from './pool.ts';
 
@@ -13,13 +14,18 @@ export function createPostgresScanLedger(pool: Pool, clock: Clock, kept: (extern
     const changed =
       f.kind === 'requeue'
         ? await q.query(
-            `UPDATE outbox_documents SET state = 'queued', request = $1, emr_version = $2, status_reason = NULL, error_code = NULL, attempts = 0,
-               next_attempt_at = 0, emr_synced = 1, updated_at = $3
-             WHERE external_id = $4 AND state = 'REJECTED'`,
-            [JSON.stringify(f.request), f.version, clock.now(), f.externalId],
+            `WITH u AS (
+               UPDATE outbox_documents SET state = 'queued', request = $1, emr_version = $2, status_reason = NULL, error_code = NULL, attempts = 0,
+                 next_attempt_at = 0, emr_synced = 1, updated_at = $3
+               WHERE external_id = $4 AND state = 'REJECTED' RETURNING external_id)
+             INSERT INTO document_history (external_id, at, status, attempt, detail) SELECT external_id, $3, 'queued', NULL, $5::text FROM u`,
+            [JSON.stringify(f.request), f.version, clock.now(), f.externalId, CHANGED_IN_EMR],
           )
         : await q.query(
-            "UPDATE outbox_documents SET error_code = $1, status_reason = $2, emr_version = $3, emr_synced = 0, updated_at = $4 WHERE external_id = $5 AND state = 'REJECTED'",
+            `WITH u AS (
+               UPDATE outbox_documents SET error_code = $1, status_reason = $2, emr_version = $3, emr_synced = 0, updated_at = $4
+               WHERE external_id = $5 AND state = 'REJECTED' RETURNING external_id)
+             INSERT INTO document_history (external_id, at, status, attempt, detail) SELECT external_id, $4, 'REJECTED', NULL, $1 FROM u`,
             [f.code, f.reason, f.version, clock.now(), f.externalId],
           );
     return changed.rowCount === 1;

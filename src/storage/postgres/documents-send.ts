@@ -6,7 +6,8 @@
 // A retry or a give-back changes a row only while it still holds the lease it was claimed with. No lease is
 // freed at start: another replica may be alive and sending; a dead one's leases run out and are claimed then.
 // A request enqueued by this replica is handed back from memory (../documents-request-memory.ts explains why
-// that is sound with replicas); any other is read from its row.
+// that is sound with replicas); any other is read from its row. A retry and an operator's resend write their
+// history rows in the same statement (a data-modifying WITH).
 import type { Clock } from '../../clock.ts';
 import type { DocumentRequest } from '../../contract/documents.ts';
 import type { RequestMemory } from '../documents-request-memory.ts';
@@ -37,9 +38,12 @@ async function recordRetries(q: Queryable, clock: Clock, ended: readonly Ended<'
   if (!ended.length) return;
   const retries = byExternalId(ended);
   await q.query(
-    `UPDATE outbox_documents t SET next_attempt_at = r.at, lease_until = NULL, error_code = r.code, status_reason = r.reason, updated_at = $6
-     FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[]) AS r(external_id, lease, at, code, reason)
-     WHERE t.external_id = r.external_id AND t.state = 'queued' AND t.lease_until = r.lease`,
+    `WITH u AS (
+       UPDATE outbox_documents t SET next_attempt_at = r.at, lease_until = NULL, error_code = r.code, status_reason = r.reason, updated_at = $6
+       FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[]) AS r(external_id, lease, at, code, reason)
+       WHERE t.external_id = r.external_id AND t.state = 'queued' AND t.lease_until = r.lease
+       RETURNING t.external_id, t.attempts, r.code)
+     INSERT INTO document_history (external_id, at, status, attempt, detail) SELECT external_id, $6, 'retrying', attempts, code FROM u ORDER BY external_id`,
     [
       retries.map((r) => r.externalId),
       retries.map((r) => r.leaseUntil),
@@ -106,8 +110,11 @@ export function createPostgresSendQueue(pool: Pool, clock: Clock, memory: Reques
     },
     async resend(externalId) {
       const { rowCount } = await pool.query(
-        `UPDATE outbox_documents SET state = 'queued', status_reason = NULL, error_code = NULL, attempts = 0, next_attempt_at = 0, lease_until = NULL, updated_at = $1
-         WHERE external_id = $2 AND state = 'FAILED' AND error_code IS NOT NULL AND request IS NOT NULL`,
+        `WITH u AS (
+           UPDATE outbox_documents SET state = 'queued', status_reason = NULL, error_code = NULL, attempts = 0, next_attempt_at = 0, lease_until = NULL, updated_at = $1
+           WHERE external_id = $2 AND state = 'FAILED' AND error_code IS NOT NULL AND request IS NOT NULL
+           RETURNING external_id)
+         INSERT INTO document_history (external_id, at, status, attempt, detail) SELECT external_id, $1, 'retried', NULL, NULL FROM u`,
         [clock.now(), externalId],
       );
       return rowCount === 1;

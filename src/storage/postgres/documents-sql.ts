@@ -1,5 +1,6 @@
 // SQL shared by the PostgreSQL statements of the document outbox, and the writes that both the send queue and
-// the scan's filing transaction use: a new row, and new statuses.
+// the scan's filing transaction use: a new row, and new statuses, each statement writing the history rows of
+// what it changed (a data-modifying WITH).
 import type { Clock } from '../../clock.ts';
 import type { DocumentRequest } from '../../contract/documents.ts';
 import { type NewDocument, type Outcome, type OutboxRow, outcomeValues } from '../documents.ts';
@@ -33,10 +34,13 @@ export async function insertDocument(
   const request = e.rejected ? null : JSON.stringify(e.request);
   const now = clock.now();
   const inserted = await q.query<Omit<OutboxRow, 'request'>>(
-    `INSERT INTO outbox_documents AS t (external_id, document_type, source, emr_document_id, emr_version, emr_patient_id, request, state, status_reason, error_code, emr_synced, next_attempt_at, lease_until, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $12, $12)
-     ON CONFLICT (external_id) DO NOTHING
-     RETURNING ${ROW_WITHOUT_REQUEST}`,
+    `WITH ins AS (
+       INSERT INTO outbox_documents AS t (external_id, document_type, source, emr_document_id, emr_version, emr_patient_id, request, state, status_reason, error_code, emr_synced, next_attempt_at, lease_until, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $12, $12)
+       ON CONFLICT (external_id) DO NOTHING
+       RETURNING ${ROW_WITHOUT_REQUEST}),
+     h AS (INSERT INTO document_history (external_id, at, status, attempt, detail) SELECT external_id, $12, state, NULL, error_code FROM ins)
+     SELECT * FROM ins`,
     [
       e.externalId,
       e.documentType,
@@ -72,14 +76,24 @@ export async function recordOutcomes(q: Queryable, clock: Clock, outcomes: reado
   const sorted = byExternalId(outcomes);
   const values = sorted.map((o) => outcomeValues(o.outcome));
   const column = <K extends keyof (typeof values)[number]>(k: K) => values.map((v) => v[k]);
+  // A history row for each row whose status or code the outcome changed (`before`: the rows as the statement
+  // found them; a WITH's statements share one snapshot).
   await q.query(
-    `UPDATE outbox_documents t SET state = o.state, status_reason = o.reason, error_code = o.code, service_id = coalesce(o.service_id, t.service_id),
-       patient_service_id = coalesce(o.patient_service_id, t.patient_service_id), release_after = o.release_after, sent_at = coalesce(o.sent_at, t.sent_at),
-       next_poll_at = o.next_poll_at, request = CASE WHEN o.state = 'queued' OR (o.state = 'FAILED' AND o.code IS NOT NULL) THEN t.request ELSE NULL END,
-       lease_until = NULL, emr_synced = CASE WHEN t.emr_document_id IS NULL THEN 1 ELSE 0 END, updated_at = $10
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])
-       AS o(external_id, state, reason, code, service_id, patient_service_id, release_after, sent_at, next_poll_at)
-     WHERE t.external_id = o.external_id AND NOT ${FINAL}`,
+    `WITH o AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[])
+         AS o(external_id, state, reason, code, service_id, patient_service_id, release_after, sent_at, next_poll_at)),
+     before AS (SELECT t.external_id, t.state, t.error_code FROM outbox_documents t JOIN o ON o.external_id = t.external_id),
+     u AS (
+       UPDATE outbox_documents t SET state = o.state, status_reason = o.reason, error_code = o.code, service_id = coalesce(o.service_id, t.service_id),
+         patient_service_id = coalesce(o.patient_service_id, t.patient_service_id), release_after = o.release_after, sent_at = coalesce(o.sent_at, t.sent_at),
+         next_poll_at = o.next_poll_at, request = CASE WHEN o.state = 'queued' OR (o.state = 'FAILED' AND o.code IS NOT NULL) THEN t.request ELSE NULL END,
+         lease_until = NULL, emr_synced = CASE WHEN t.emr_document_id IS NULL THEN 1 ELSE 0 END, updated_at = $10
+       FROM o WHERE t.external_id = o.external_id AND NOT ${FINAL}
+       RETURNING t.external_id, t.state, t.error_code, t.status_reason, t.attempts)
+     INSERT INTO document_history (external_id, at, status, attempt, detail)
+     SELECT u.external_id, $10, u.state, u.attempts, coalesce(u.error_code, u.status_reason) FROM u JOIN before b ON b.external_id = u.external_id
+     WHERE b.state IS DISTINCT FROM u.state OR b.error_code IS DISTINCT FROM u.error_code
+     ORDER BY u.external_id`,
     [
       sorted.map((o) => o.externalId),
       column('state'),

@@ -1,5 +1,6 @@
-// What admins, the CLI and metrics read of the PostgreSQL outbox, and its retention.
-import type { DocumentStore, OutboxRow, OutboxState, OutboxViews } from '../documents.ts';
+// What admins, the CLI and metrics read of the PostgreSQL outbox (a document's history included), and its
+// retention, which deletes a pruned document's history with it.
+import type { DocumentHistoryEntry, DocumentStore, OutboxRow, OutboxState, OutboxViews } from '../documents.ts';
 import { FINAL } from './documents-sql.ts';
 import type { Pool } from './pool.ts';
 
@@ -8,6 +9,12 @@ export function createPostgresOutboxViews(pool: Pool): OutboxViews & Pick<Docume
     async get(externalId) {
       const { rows } = await pool.query<OutboxRow>('SELECT * FROM outbox_documents WHERE external_id = $1', [externalId]);
       return rows[0];
+    },
+    async history(externalId) {
+      const { rows } = await pool.query<DocumentHistoryEntry>('SELECT at, status, attempt, detail FROM document_history WHERE external_id = $1 ORDER BY id', [
+        externalId,
+      ]);
+      return rows;
     },
     async list(state, limit = 200) {
       const { rows } = await pool.query<OutboxRow>('SELECT * FROM outbox_documents WHERE ($1::text IS NULL OR state = $1) ORDER BY created_at DESC LIMIT $2', [
@@ -43,11 +50,13 @@ export function createPostgresOutboxViews(pool: Pool): OutboxViews & Pick<Docume
       return rows;
     },
     async pruneFinished(cutoffMs) {
-      const { rowCount } = await pool.query(
-        `DELETE FROM outbox_documents t WHERE t.emr_synced = 1 AND t.updated_at < $1 AND (${FINAL} OR t.state = 'REJECTED')`,
+      const { rows } = await pool.query<{ n: number }>(
+        `WITH d AS (DELETE FROM outbox_documents t WHERE t.emr_synced = 1 AND t.updated_at < $1 AND (${FINAL} OR t.state = 'REJECTED') RETURNING t.external_id),
+           h AS (DELETE FROM document_history WHERE external_id IN (SELECT external_id FROM d))
+         SELECT count(*) AS n FROM d`,
         [cutoffMs],
       );
-      return rowCount ?? 0;
+      return rows[0]!.n;
     },
   };
 }

@@ -3,7 +3,7 @@
 // change (../mappings.ts).
 import type { Clock } from '../../clock.ts';
 import type { MappingEntityType } from '../../contract/api.ts';
-import { createFoundMappings, type MappingStore } from '../mappings.ts';
+import { ANY_ENTITY_TYPE, createFoundMappings, MAPPING_RECORD_SQL, type MappingLookup, type MappingStore, toMappingRecord } from '../mappings.ts';
 import { type Pool, type PoolClient, withTransaction } from './pool.ts';
 
 const FIND = 'SELECT emr_id FROM emr_mappings WHERE entity_type = $1 AND service_id = $2';
@@ -54,6 +54,24 @@ export function createPostgresMappingStore(pool: Pool, clock: Clock): MappingSto
       });
       found.remember(entityType, serviceId, standing);
       return standing === emrId;
+    },
+  };
+}
+
+/** Mappings looked up both ways (by the primary key, or by emr_mappings_emr). */
+export function createPostgresMappingLookup(pool: Pool): MappingLookup {
+  type Row = Parameters<typeof toMappingRecord>[0];
+  return {
+    async byServiceId(serviceId) {
+      const { rows } = await pool.query<Row>(`${MAPPING_RECORD_SQL} WHERE ${ANY_ENTITY_TYPE} AND m.service_id = $1 ORDER BY m.entity_type`, [serviceId]);
+      return rows.map(toMappingRecord);
+    },
+    async byEmrId(emrId, entityType) {
+      const { rows } = await pool.query<Row>(
+        `${MAPPING_RECORD_SQL} WHERE m.emr_id = $1 AND ($2::text IS NULL OR m.entity_type = $2) ORDER BY m.entity_type, m.service_id`,
+        [emrId, entityType ?? null],
+      );
+      return rows.map(toMappingRecord);
     },
   };
 }

@@ -4,6 +4,7 @@
 import type { Clock } from '../../clock.ts';
 import type { Logger } from '../../logger.ts';
 import type { Storage } from '../index.ts';
+import { createPostgresAuditStore } from './audit.ts';
 import { createPostgresCoordination } from './coordination.ts';
 import { createPostgresDocumentStore } from './documents.ts';
 import { createPostgresInboxStore } from './inbox.ts';
@@ -30,6 +31,7 @@ export async function openPostgresStorage(url: string, deps: { clock: Clock; log
     processor,
     documents: createPostgresDocumentStore(pool, deps.clock),
     coordination,
+    audit: createPostgresAuditStore(pool),
     async close() {
       await processor.close();
       await coordination.close();

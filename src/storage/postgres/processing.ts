@@ -3,9 +3,12 @@
 // id was handed out early but committed late is never passed over, as a cursor would; one replica takes in at
 // a time (a transaction advisory lock, tried, never waited for), in inbox order, each row exactly once. Claims
 // take each entity's oldest open event with the lease of ./lease.ts (FOR UPDATE SKIP LOCKED). A batch's
-// outcomes are a few set-based statements in one transaction that also claims the next batch.
+// outcomes are a few set-based statements in one transaction that also claims the next batch. Each statement
+// that changes events writes their history rows too (a data-modifying WITH: no extra round trip), for the rows
+// it really changed.
 import type { Clock } from '../../clock.ts';
 import { parseStoredEvent } from '../../processor/parse.ts';
+import { storedRefs } from '../event-history.ts';
 import type { ClaimedEvent, EventOutcome, Intake, NextClaim, ProcessingQueue, TakenEvent } from '../processing.ts';
 import { leaseClaimSql } from './lease.ts';
 import { type Pool, type PoolClient, withTransaction } from './pool.ts';
@@ -33,8 +36,8 @@ async function intakeIn(client: PoolClient, clock: Clock, limit: number): Promis
   const none: Intake = { taken: 0, events: [], dead: [] };
   const lock = await client.query<{ taken: boolean }>(INTAKE_LOCK);
   if (!lock.rows[0]!.taken) return none;
-  const { rows } = await client.query<{ id: number; event_id: string; body: Buffer | null }>(
-    `SELECT q.inbox_id AS id, e.event_id, e.body FROM inbox_intake q JOIN inbox_events e ON e.id = q.inbox_id
+  const { rows } = await client.query<{ id: number; event_id: string; body: Buffer | null; received_at: number }>(
+    `SELECT q.inbox_id AS id, e.event_id, e.body, e.received_at FROM inbox_intake q JOIN inbox_events e ON e.id = q.inbox_id
      ORDER BY q.inbox_id LIMIT $1 FOR UPDATE OF q SKIP LOCKED`,
     [limit],
   );
@@ -48,9 +51,17 @@ async function intakeIn(client: PoolClient, clock: Clock, limit: number): Promis
     error: [] as (string | null)[],
     finished: [] as (number | null)[],
   };
+  const history = { id: [] as number[], at: [] as number[], state: [] as string[], reason: [] as (string | null)[] };
+  const change = (id: number, at: number, state: string, reason: string | null) => {
+    history.id.push(id);
+    history.at.push(at);
+    history.state.push(state);
+    history.reason.push(reason);
+  };
   for (const row of rows) {
     const parsed = parseStoredEvent(row.body, row.event_id);
     columns.id.push(row.id);
+    change(row.id, row.received_at, 'received', null);
     if (parsed.ok) {
       columns.key.push(parsed.entityKey);
       columns.state.push('pending');
@@ -62,13 +73,17 @@ async function intakeIn(client: PoolClient, clock: Clock, limit: number): Promis
       columns.state.push('dead');
       columns.error.push(parsed.reason);
       columns.finished.push(clock.now());
+      change(row.id, clock.now(), 'dead', parsed.reason);
       dead.push({ eventId: row.event_id, reason: parsed.reason });
     }
   }
   await client.query(
-    `INSERT INTO processing (inbox_id, entity_key, state, last_error, finished_at)
+    `WITH h AS (
+       INSERT INTO event_history (inbox_id, at, state, attempt, reason)
+       SELECT id, at, state, 0, reason FROM unnest($6::bigint[], $7::bigint[], $8::text[], $9::text[]) WITH ORDINALITY AS h(id, at, state, reason, n) ORDER BY n)
+     INSERT INTO processing (inbox_id, entity_key, state, last_error, finished_at)
      SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[]) ON CONFLICT (inbox_id) DO NOTHING`,
-    [columns.id, columns.key, columns.state, columns.error, columns.finished],
+    [columns.id, columns.key, columns.state, columns.error, columns.finished, history.id, history.at, history.state, history.reason],
   );
   await client.query('DELETE FROM inbox_intake WHERE inbox_id = ANY($1::bigint[])', [columns.id]);
   return { taken: rows.length, events, dead };
@@ -105,22 +120,37 @@ async function writeOutcomes(client: PoolClient, clock: Clock, outcomes: readonl
   }
   if (finished.length)
     await client.query(
-      `UPDATE processing p SET state = o.state, last_error = o.reason, lease_until = NULL, finished_at = $4
-       FROM unnest($1::bigint[], $2::text[], $3::text[]) AS o(id, state, reason)
-       WHERE p.inbox_id = o.id AND p.state IN ${OPEN}`,
-      [finished.map((o) => o.inboxId), finished.map((o) => o.kind), finished.map((o) => ('reason' in o ? o.reason : null)), clock.now()],
+      `WITH u AS (
+         UPDATE processing p SET state = o.state, last_error = o.reason, lease_until = NULL, finished_at = $4, emr_refs = o.refs
+         FROM unnest($1::bigint[], $2::text[], $3::text[], $5::text[]) WITH ORDINALITY AS o(id, state, reason, refs, n)
+         WHERE p.inbox_id = o.id AND p.state IN ${OPEN}
+         RETURNING p.inbox_id, p.state, p.attempts, p.last_error, o.n)
+       INSERT INTO event_history (inbox_id, at, state, attempt, reason) SELECT inbox_id, $4, state, attempts, last_error FROM u ORDER BY n`,
+      [
+        finished.map((o) => o.inboxId),
+        finished.map((o) => o.kind),
+        finished.map((o) => ('reason' in o ? o.reason : null)),
+        clock.now(),
+        finished.map(storedRefs),
+      ],
     );
   if (later.length)
     await client.query(
-      `UPDATE processing p SET state = 'retrying', next_attempt_at = o.at, last_error = o.reason, lease_until = NULL,
-         attempts = CASE WHEN o.refund THEN greatest(p.attempts - 1, 0) ELSE p.attempts END
-       FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::boolean[]) AS o(id, at, reason, refund)
-       WHERE p.inbox_id = o.id AND p.state IN ${OPEN}`,
+      `WITH u AS (
+         UPDATE processing p SET state = 'retrying', next_attempt_at = o.at, last_error = o.reason, lease_until = NULL,
+           attempts = CASE WHEN o.refund THEN greatest(p.attempts - 1, 0) ELSE p.attempts END
+         FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::boolean[]) WITH ORDINALITY AS o(id, at, reason, refund, n)
+         WHERE p.inbox_id = o.id AND p.state IN ${OPEN}
+         RETURNING p.inbox_id, p.attempts, p.last_error, o.refund, o.n)
+       INSERT INTO event_history (inbox_id, at, state, attempt, reason)
+       SELECT inbox_id, $5, CASE WHEN refund THEN 'waiting' ELSE 'retrying' END, attempts + CASE WHEN refund THEN 1 ELSE 0 END, last_error
+       FROM u ORDER BY n`,
       [
         later.map((o) => o.inboxId),
         later.map((o) => ('at' in o ? o.at : 0)),
         later.map((o) => ('reason' in o ? o.reason : null)),
         later.map((o) => o.kind === 'wait'),
+        clock.now(),
       ],
     );
   if (released.length)

@@ -7,7 +7,8 @@ import type { ProcessorStores } from '../processor-stores.ts';
 import { createPostgresDeadLetterStores } from './dead-letters.ts';
 import { createPostgresEntityLocks } from './entity-locks.ts';
 import { createPostgresMappingOutboxStore } from './mapping-outbox.ts';
-import { createPostgresMappingStore } from './mappings.ts';
+import { createPostgresEventViews } from './event-views.ts';
+import { createPostgresMappingLookup, createPostgresMappingStore } from './mappings.ts';
 import type { Pool } from './pool.ts';
 import { createPostgresProcessingQueue } from './processing.ts';
 import { createPostgresProcessorReadings } from './readings.ts';
@@ -35,6 +36,8 @@ export function createPostgresProcessorStores(pool: Pool, clock: Clock, opts: Po
     retention: createPostgresRetentionStore(pool),
     locks: createPostgresEntityLocks(lockPool),
     readings: createPostgresProcessorReadings(pool),
+    events: createPostgresEventViews(pool),
+    mappingLookup: createPostgresMappingLookup(pool),
     close: () => lockPool.end(),
   };
 }

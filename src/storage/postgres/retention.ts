@@ -1,6 +1,7 @@
 // Retention of the processor's rows in PostgreSQL. Every replica runs the hourly pass; one at a time prunes
 // (a transaction advisory lock, tried: a replica that finds it held prunes nothing, the other is at it).
-// Ids come from a sequence and are never reused, so unlike SQLite the newest inbox row may go too.
+// Ids come from a sequence and are never reused, so unlike SQLite the newest inbox row may go too. An event's
+// history rows go with it (no foreign key: they are deleted here, by the events being deleted).
 import type { RetentionStore } from '../retention.ts';
 import { type Pool, withTransaction } from './pool.ts';
 
@@ -17,6 +18,9 @@ export function createPostgresRetentionStore(pool: Pool): RetentionStore {
            WHERE body IS NOT NULL AND id IN (SELECT inbox_id FROM processing WHERE ${FINISHED} AND finished_at < $1)`,
           [c.bodiesBefore],
         );
+        await client.query(`DELETE FROM event_history WHERE inbox_id IN (SELECT inbox_id FROM processing WHERE ${FINISHED} AND finished_at < $1)`, [
+          c.eventsBefore,
+        ]);
         // Their processing rows cascade.
         const events = await client.query(`DELETE FROM inbox_events WHERE id IN (SELECT inbox_id FROM processing WHERE ${FINISHED} AND finished_at < $1)`, [
           c.eventsBefore,

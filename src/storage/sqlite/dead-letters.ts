@@ -1,5 +1,6 @@
 // Dead letters in SQLite: parked events (processing rows with their inbox row) and parked mappings
-// (mapping_outbox rows), a page at a time, reopened or dismissed.
+// (mapping_outbox rows), a page at a time, reopened or dismissed. An event reopened or dismissed gets its
+// history row in the same transaction, written first for exactly the rows the change then moves.
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../database/open.ts';
 import type { ParkedState } from '../../work/dismissal.ts';
@@ -38,6 +39,24 @@ function createDeadEvents(db: Db, clock: Clock): DeadEventStore {
   const dismiss = db.prepare(`
     UPDATE processing SET state = 'dismissed', dismissed_reason = @reason, dismissed_by = @by, dismissed_at = @now
     WHERE state = 'dead' AND inbox_id IN (SELECT id FROM inbox_events WHERE event_id = @eventId)`);
+  const historyOf = (where: string) =>
+    db.prepare(`INSERT INTO event_history (inbox_id, at, state, attempt, reason)
+                SELECT inbox_id, @now, @state, CASE WHEN @state = 'replayed' THEN 0 ELSE attempts END, @reason FROM processing WHERE state = 'dead' AND ${where}`);
+  const oneHistory = historyOf('inbox_id IN (SELECT id FROM inbox_events WHERE event_id = @eventId)');
+  const typeHistory = historyOf('(@eventType IS NULL OR inbox_id IN (SELECT id FROM inbox_events WHERE event_type = @eventType))');
+  const reopenOne = db.transaction((eventId: string) => {
+    oneHistory.run({ eventId, now: clock.now(), state: 'replayed', reason: null });
+    return reopen.run(eventId).changes;
+  });
+  const reopenType = db.transaction((eventType: string | null) => {
+    typeHistory.run({ eventType, now: clock.now(), state: 'replayed', reason: null });
+    return reopenAll.run({ eventType }).changes;
+  });
+  const dismissOne = db.transaction((eventId: string, reason: string, by: string) => {
+    const now = clock.now();
+    oneHistory.run({ eventId, now, state: 'dismissed', reason });
+    return dismiss.run({ eventId, reason, by, now }).changes;
+  });
   return {
     page: async (q) =>
       (
@@ -53,9 +72,9 @@ function createDeadEvents(db: Db, clock: Clock): DeadEventStore {
       const r = one.get(eventId) as DeadEventRow | undefined;
       return r && toEventStatus(r);
     },
-    reopen: async (eventId) => reopen.run(eventId).changes === 1,
-    reopenAll: async (eventType) => reopenAll.run({ eventType: eventType ?? null }).changes,
-    dismiss: async (eventId, reason, by) => dismiss.run({ eventId, reason, by, now: clock.now() }).changes === 1,
+    reopen: async (eventId) => reopenOne.immediate(eventId) === 1,
+    reopenAll: async (eventType) => reopenType.immediate(eventType ?? null),
+    dismiss: async (eventId, reason, by) => dismissOne.immediate(eventId, reason, by) === 1,
   };
 }
 

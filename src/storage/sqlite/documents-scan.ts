@@ -1,7 +1,9 @@
-// The EMR scan's side of the SQLite outbox: its watermark, and its documents filed in one transaction with it.
+// The EMR scan's side of the SQLite outbox: its watermark, and its documents filed in one transaction with it,
+// each change with its history row.
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../database/open.ts';
-import type { ScanFiling, ScanLedger } from '../documents.ts';
+import { CHANGED_IN_EMR, type ScanFiling, type ScanLedger } from '../documents.ts';
+import { createSqliteDocumentHistory } from './document-history.ts';
 import type { Enqueue } from './documents-writes.ts';
 
 export function createSqliteScanLedger(db: Db, clock: Clock, enqueue: Enqueue): ScanLedger {
@@ -13,10 +15,15 @@ export function createSqliteScanLedger(db: Db, clock: Clock, enqueue: Enqueue): 
   const rejection = db.prepare(
     "UPDATE outbox_documents SET error_code = ?, status_reason = ?, emr_version = ?, emr_synced = 0, updated_at = ? WHERE external_id = ? AND state = 'REJECTED'",
   );
+  const history = createSqliteDocumentHistory(db, () => clock.now());
   function fileOne(f: ScanFiling): boolean {
     if (f.kind === 'new') return enqueue(f.document).created;
-    if (f.kind === 'requeue') return requeue.run(JSON.stringify(f.request), f.version, clock.now(), f.externalId).changes === 1;
-    return rejection.run(f.code, f.reason, f.version, clock.now(), f.externalId).changes === 1;
+    const changed =
+      f.kind === 'requeue'
+        ? requeue.run(JSON.stringify(f.request), f.version, clock.now(), f.externalId).changes === 1
+        : rejection.run(f.code, f.reason, f.version, clock.now(), f.externalId).changes === 1;
+    if (changed) history.record(f.externalId, f.kind === 'requeue' ? 'queued' : 'REJECTED', f.kind === 'requeue' ? CHANGED_IN_EMR : f.code);
+    return changed;
   }
   const fileAll = db.transaction((filings: readonly ScanFiling[], watermark: string | undefined) => {
     const changed = filings.map(fileOne);

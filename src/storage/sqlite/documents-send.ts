@@ -1,11 +1,13 @@
 // The send side of the SQLite outbox: claims by the due index, a claim overwriting the row in place, the
 // outcomes of sends that ended recorded in one transaction with the next claim (settle), requests held in
-// memory for sends enqueued here, and every lease freed at start (one process owns the database).
+// memory for sends enqueued here, and every lease freed at start (one process owns the database). A retry
+// and an operator's resend write their history row in their own transaction.
 import type { Clock } from '../../clock.ts';
 import type { DocumentRequest } from '../../contract/documents.ts';
 import type { Db } from '../../database/open.ts';
 import type { RequestMemory } from '../documents-request-memory.ts';
 import type { ClaimedRow, Outcome, OutboxRow, SendEnd, SendQueue } from '../documents.ts';
+import { createSqliteDocumentHistory } from './document-history.ts';
 import { ROW_WITHOUT_REQUEST } from './documents-sql.ts';
 import type { Enqueue } from './documents-writes.ts';
 
@@ -60,11 +62,19 @@ export function createSqliteSendQueue(
   );
   const { claimRows, claimWithoutRequest } = createClaims(db, clock);
   const claimDue = db.transaction(claimRows);
+  const history = createSqliteDocumentHistory(db, () => clock.now());
+  const resendRecorded = db.transaction((externalId: string) => {
+    const changed = resend.run(clock.now(), externalId).changes === 1;
+    if (changed) history.record(externalId, 'retried', null);
+    return changed;
+  });
 
   function recordEnd(e: SendEnd): void {
     if ('outcome' in e) recordOutcome(e.externalId, e.outcome);
-    else if ('retry' in e) retry.run(e.retry.at, e.retry.code, e.retry.reason, clock.now(), e.externalId, e.leaseUntil);
-    else unsent.run({ externalId: e.externalId, now: clock.now(), lease: e.leaseUntil });
+    else if ('retry' in e) {
+      if (retry.run(e.retry.at, e.retry.code, e.retry.reason, clock.now(), e.externalId, e.leaseUntil).changes === 1)
+        history.record(e.externalId, 'retrying', e.retry.code, true);
+    } else unsent.run({ externalId: e.externalId, now: clock.now(), lease: e.leaseUntil });
   }
   const settle = db.transaction((ended: readonly SendEnd[], limit: number, leaseMs: number) => {
     for (const e of ended) recordEnd(e);
@@ -83,7 +93,7 @@ export function createSqliteSendQueue(
       const text = storedRequest.get(externalId) as string | null | undefined;
       return text ? (JSON.parse(text) as DocumentRequest) : null;
     },
-    resend: async (externalId) => resend.run(clock.now(), externalId).changes === 1,
+    resend: async (externalId) => resendRecorded.immediate(externalId),
     releaseLeases: async () => releaseLeases.run({ now: clock.now() }).changes,
   };
 }

@@ -1,6 +1,7 @@
-// What admins, the CLI and metrics read of the SQLite outbox, and its retention.
+// What admins, the CLI and metrics read of the SQLite outbox (a document's history included), and its
+// retention, which deletes a pruned document's history with it.
 import type { Db } from '../../database/open.ts';
-import type { DocumentStore, OutboxRow, OutboxState, OutboxViews } from '../documents.ts';
+import type { DocumentHistoryEntry, DocumentStore, OutboxRow, OutboxState, OutboxViews } from '../documents.ts';
 import { FINAL } from './documents-sql.ts';
 
 export function createSqliteOutboxViews(db: Db): OutboxViews & Pick<DocumentStore, 'pruneFinished'> {
@@ -16,9 +17,17 @@ export function createSqliteOutboxViews(db: Db): OutboxViews & Pick<DocumentStor
   const oldestQueued = db.prepare("SELECT min(created_at) FROM outbox_documents WHERE state = 'queued'").pluck();
   const open = db.prepare("SELECT count(*) FROM outbox_documents WHERE state IN ('queued', 'HELD') OR emr_synced = 0").pluck();
   const countByState = db.prepare('SELECT state, count(*) AS count FROM outbox_documents GROUP BY state');
-  const prune = db.prepare(`DELETE FROM outbox_documents WHERE emr_synced = 1 AND updated_at < ? AND (${FINAL} OR state = 'REJECTED')`);
+  const PRUNED = `emr_synced = 1 AND updated_at < ? AND (${FINAL} OR state = 'REJECTED')`;
+  const pruneHistory = db.prepare(`DELETE FROM document_history WHERE external_id IN (SELECT external_id FROM outbox_documents WHERE ${PRUNED})`);
+  const prune = db.prepare(`DELETE FROM outbox_documents WHERE ${PRUNED}`);
+  const pruneAll = db.transaction((cutoffMs: number) => {
+    pruneHistory.run(cutoffMs);
+    return prune.run(cutoffMs).changes;
+  });
+  const history = db.prepare('SELECT at, status, attempt, detail FROM document_history WHERE external_id = ? ORDER BY id');
   return {
     get: async (externalId) => get.get(externalId) as OutboxRow | undefined,
+    history: async (externalId) => history.all(externalId) as DocumentHistoryEntry[],
     list: async (state, limit = 200) => (state ? byState.all(state, limit) : all.all(limit)) as OutboxRow[],
     async page(f) {
       const rows = page.all({
@@ -38,6 +47,6 @@ export function createSqliteOutboxViews(db: Db): OutboxViews & Pick<DocumentStor
     oldestQueuedCreatedAt: async () => (oldestQueued.get() as number | null) ?? undefined,
     openCount: async () => open.get() as number,
     countByState: async () => countByState.all() as { state: OutboxState; count: number }[],
-    pruneFinished: async (cutoffMs) => prune.run(cutoffMs).changes,
+    pruneFinished: async (cutoffMs) => pruneAll.immediate(cutoffMs),
   };
 }

@@ -1,9 +1,11 @@
 // The synchronous writes of the SQLite outbox that both the send queue and the scan's filing transaction use:
-// a new row, and a row's new status.
+// a new row, and a row's new status, each with its history row in the same transaction (a savepoint when the
+// caller's transaction is open).
 import type { Clock } from '../../clock.ts';
 import type { DocumentRequest } from '../../contract/documents.ts';
 import type { Db } from '../../database/open.ts';
 import { type NewDocument, type Outcome, type OutboxRow, outcomeValues } from '../documents.ts';
+import { createSqliteDocumentHistory } from './document-history.ts';
 import { FINAL, ROW_WITHOUT_REQUEST } from './documents-sql.ts';
 
 export type Enqueue = (e: NewDocument) => { row: OutboxRow; created: boolean };
@@ -22,9 +24,15 @@ export function createEnqueue(db: Db, clock: Clock, kept: (externalId: string, r
     INSERT INTO outbox_documents (external_id, document_type, source, emr_document_id, emr_version, emr_patient_id, request, state, status_reason, error_code, emr_synced, next_attempt_at, lease_until, created_at, updated_at)
     VALUES (@externalId, @documentType, @source, @emrDocumentId, @emrVersion, @emrPatientId, @request, @state, @reason, @code, @synced, @now, @now, @now, @now)
     ON CONFLICT (external_id) DO NOTHING`);
+  const history = createSqliteDocumentHistory(db, () => clock.now());
+  const insertRecorded = db.transaction((values: Record<string, unknown> & { externalId: string; state: 'queued' | 'REJECTED'; code: string | null }) => {
+    const info = insert.run(values);
+    if (info.changes === 1) history.record(values.externalId, values.state, values.code);
+    return info;
+  });
   return (e) => {
     const request = e.rejected ? null : JSON.stringify(e.request);
-    const info = insert.run({
+    const info = insertRecorded({
       externalId: e.externalId,
       documentType: e.documentType,
       source: e.source,
@@ -32,7 +40,7 @@ export function createEnqueue(db: Db, clock: Clock, kept: (externalId: string, r
       emrVersion: e.emrVersion ?? null,
       emrPatientId: e.emrPatientId ?? null,
       request,
-      state: e.rejected ? 'REJECTED' : 'queued',
+      state: e.rejected ? ('REJECTED' as const) : ('queued' as const),
       reason: e.rejected?.reason ?? null,
       code: e.rejected?.code ?? null,
       synced: e.rejected && e.emrDocumentId ? 0 : 1,
@@ -54,5 +62,10 @@ export function createOutcomeRecorder(db: Db, clock: Clock): (externalId: string
       next_poll_at = @nextPollAt, request = CASE WHEN @state = 'queued' OR (@state = 'FAILED' AND @code IS NOT NULL) THEN request ELSE NULL END,
       lease_until = NULL, emr_synced = CASE WHEN emr_document_id IS NULL THEN 1 ELSE 0 END, updated_at = @now
     WHERE external_id = @externalId AND NOT ${FINAL}`);
-  return (externalId, o) => void outcome.run({ externalId, ...outcomeValues(o), now: clock.now() });
+  const history = createSqliteDocumentHistory(db, () => clock.now());
+  const record = db.transaction((externalId: string, o: Outcome) => {
+    history.outcome(externalId, o);
+    outcome.run({ externalId, ...outcomeValues(o), now: clock.now() });
+  });
+  return (externalId, o) => record(externalId, o);
 }

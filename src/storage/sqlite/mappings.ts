@@ -7,7 +7,15 @@
 import type { Clock } from '../../clock.ts';
 import type { MappingEntityType } from '../../contract/api.ts';
 import type { Db } from '../../database/open.ts';
-import { createFoundMappings, type MappingStore } from '../mappings.ts';
+import {
+  ANY_ENTITY_TYPE,
+  createFoundMappings,
+  MAPPING_RECORD_SQL,
+  type MappingLookup,
+  type MappingRecord,
+  type MappingStore,
+  toMappingRecord,
+} from '../mappings.ts';
 
 /** The statements, synchronous, inside the caller's transaction. */
 export interface MappingRows {
@@ -95,5 +103,18 @@ export function createSqliteMappingStore(db: Db, clock: Clock, rows: MappingRows
       found.remember(entityType, serviceId, standing);
       return standing === emrId;
     },
+  };
+}
+
+/** Mappings looked up both ways (by the primary key, or by emr_mappings_emr). */
+export function createSqliteMappingLookup(db: Db): MappingLookup {
+  const byService = db.prepare(`${MAPPING_RECORD_SQL} WHERE ${ANY_ENTITY_TYPE} AND m.service_id = ? ORDER BY m.entity_type`);
+  const byEmr = db.prepare(
+    `${MAPPING_RECORD_SQL} WHERE m.emr_id = @emrId AND (@entityType IS NULL OR m.entity_type = @entityType) ORDER BY m.entity_type, m.service_id`,
+  );
+  type Row = Parameters<typeof toMappingRecord>[0];
+  return {
+    byServiceId: async (serviceId): Promise<MappingRecord[]> => (byService.all(serviceId) as Row[]).map(toMappingRecord),
+    byEmrId: async (emrId, entityType) => (byEmr.all({ emrId, entityType: entityType ?? null }) as Row[]).map(toMappingRecord),
   };
 }

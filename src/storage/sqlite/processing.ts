@@ -1,12 +1,15 @@
 // The processor's queue in SQLite: inbox rows past a cursor are taken in (one process takes them in, so a
 // cursor is enough), each entity's oldest open event is handed out with the lease of ./lease.ts, and a batch's
 // outcomes are written in one immediate transaction (one fsync) that also claims the next batch. The versions
-// it writes are settled in the versions' memory once that transaction has committed.
+// it writes are settled in the versions' memory once that transaction has committed. Intake and each commit
+// also write the events' history rows (./event-history.ts), one statement each.
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../database/open.ts';
 import { parseStoredEvent } from '../../processor/parse.ts';
+import { storedRefs } from '../event-history.ts';
 import type { ClaimedEvent, EventOutcome, Intake, NextClaim, ProcessingQueue, TakenEvent } from '../processing.ts';
 import type { AppliedVersion } from '../versions.ts';
+import { createSqliteEventHistory, type SqliteEventHistory } from './event-history.ts';
 import { createLeaseClaim } from './lease.ts';
 import type { MappingRows } from './mappings.ts';
 import type { SqliteEntityVersions } from './versions.ts';
@@ -30,26 +33,35 @@ export const NEXT_EVENTS_SQL = `
     LIMIT @limit`;
 
 /** Intake: inbox rows past the cursor become processing rows (pending, or dead when not an event). */
-function createIntake(db: Db, clock: Clock): (limit: number) => Intake {
+function createIntake(db: Db, clock: Clock, history: SqliteEventHistory): (limit: number) => Intake {
   const cursor = db.prepare('SELECT last_inbox_id FROM processor_cursor WHERE id = 1').pluck();
   const newRows = db.prepare('SELECT id, event_id, body FROM inbox_events WHERE id > ? ORDER BY id LIMIT ?');
   const insert = db.prepare('INSERT INTO processing (inbox_id, entity_key, state, last_error, finished_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING');
   const moveCursor = db.prepare('UPDATE processor_cursor SET last_inbox_id = ? WHERE id = 1');
   const intake = db.transaction((limit: number): Intake => {
-    const rows = newRows.all(cursor.get(), limit) as { id: number; event_id: string; body: Buffer | null }[];
+    const after = cursor.get() as number;
+    const rows = newRows.all(after, limit) as { id: number; event_id: string; body: Buffer | null }[];
     const dead: Intake['dead'] = [];
     const events: TakenEvent[] = [];
+    const parked: { id: number; at: number; reason: string }[] = [];
     for (const row of rows) {
       const parsed = parseStoredEvent(row.body, row.event_id);
       if (parsed.ok) {
         insert.run(row.id, parsed.entityKey, 'pending', null, null);
         events.push({ inboxId: row.id, event: parsed.event, entityKey: parsed.entityKey });
       } else {
-        insert.run(row.id, null, 'dead', parsed.reason, clock.now());
+        const now = clock.now();
+        insert.run(row.id, null, 'dead', parsed.reason, now);
+        parked.push({ id: row.id, at: now, reason: parsed.reason });
         dead.push({ eventId: row.event_id, reason: parsed.reason });
       }
     }
-    if (rows.length) moveCursor.run(rows[rows.length - 1]!.id);
+    if (rows.length) {
+      const last = rows[rows.length - 1]!.id;
+      history.received(after, last);
+      for (const p of parked) history.parked(p.id, p.at, p.reason);
+      moveCursor.run(last);
+    }
     return { taken: rows.length, events, dead };
   });
   return (limit) => intake.immediate(limit);
@@ -64,7 +76,7 @@ interface Written {
 
 /** Writes one outcome, inside the batch's transaction; adds the versions it stored to `written`. */
 function createOutcomeWriter(db: Db, clock: Clock, versions: SqliteEntityVersions, mappings: MappingRows) {
-  const finish = db.prepare('UPDATE processing SET state = ?, last_error = ?, lease_until = NULL, finished_at = ? WHERE inbox_id = ?');
+  const finish = db.prepare('UPDATE processing SET state = ?, last_error = ?, lease_until = NULL, finished_at = ?, emr_refs = ? WHERE inbox_id = ?');
   const retry = db.prepare("UPDATE processing SET state = 'retrying', next_attempt_at = ?, last_error = ?, lease_until = NULL WHERE inbox_id = ?");
   const wait = db.prepare(
     "UPDATE processing SET state = 'retrying', next_attempt_at = ?, last_error = ?, lease_until = NULL, attempts = max(attempts - 1, 0) WHERE inbox_id = ?",
@@ -76,11 +88,11 @@ function createOutcomeWriter(db: Db, clock: Clock, versions: SqliteEntityVersion
         for (const v of o.versions)
           written.push({ entityKey: v.entityKey, stored: versions.write(v.entityKey, v.version, v.eventId), ...(v.noted ? { noted: v.version } : {}) });
         for (const c of o.claims) mappings.enqueue(c.entityType, c.serviceId, c.emrId);
-        finish.run('applied', null, clock.now(), o.inboxId);
+        finish.run('applied', null, clock.now(), storedRefs(o), o.inboxId);
         return;
       case 'discarded_stale':
       case 'dead':
-        finish.run(o.kind, o.reason, clock.now(), o.inboxId);
+        finish.run(o.kind, o.reason, clock.now(), null, o.inboxId);
         return;
       case 'retry':
         retry.run(o.at, o.reason, o.inboxId);
@@ -100,7 +112,8 @@ export function createSqliteProcessingQueue(db: Db, clock: Clock, parts: { versi
   const lease = db.prepare('UPDATE processing SET lease_until = ?, attempts = attempts + 1 WHERE inbox_id = ? AND (lease_until IS NULL OR lease_until <= ?)');
   const body = db.prepare('SELECT body FROM inbox_events WHERE id = ?').pluck();
   const release = db.prepare("UPDATE processing SET lease_until = NULL WHERE lease_until IS NOT NULL AND state IN ('pending', 'retrying')");
-  const intake = createIntake(db, clock);
+  const history = createSqliteEventHistory(db);
+  const intake = createIntake(db, clock, history);
   const claim = createLeaseClaim(db, clock, {
     due: (now, limit) => heads.all({ now, limit }) as ClaimedEvent[],
     take: (c, until, now) => lease.run(until, c.inboxId, now).changes === 1,
@@ -109,6 +122,7 @@ export function createSqliteProcessingQueue(db: Db, clock: Clock, parts: { versi
   const commit = db.transaction((outcomes: EventOutcome[], next: NextClaim | undefined) => {
     const written: Written[] = [];
     for (const o of outcomes) writeOutcome(o, written);
+    history.outcomes(outcomes, clock.now());
     return { claimed: next ? claim(next.limit, next.leaseMs) : [], written };
   });
 

@@ -7,7 +7,8 @@ import type { ProcessorStores } from '../processor-stores.ts';
 import { createSqliteDeadLetterStores } from './dead-letters.ts';
 import { createSqliteEntityLocks } from './entity-locks.ts';
 import { createSqliteMappingOutboxStore } from './mapping-outbox.ts';
-import { createMappingRows, createSqliteMappingStore } from './mappings.ts';
+import { createSqliteEventViews } from './event-views.ts';
+import { createMappingRows, createSqliteMappingLookup, createSqliteMappingStore } from './mappings.ts';
 import { createSqliteProcessingQueue } from './processing.ts';
 import { createSqliteProcessorReadings } from './readings.ts';
 import { createSqliteRetentionStore } from './retention.ts';
@@ -25,6 +26,8 @@ export function createSqliteProcessorStores(db: Db, clock: Clock): ProcessorStor
     retention: createSqliteRetentionStore(db),
     locks: createSqliteEntityLocks(),
     readings: createSqliteProcessorReadings(db),
+    events: createSqliteEventViews(db),
+    mappingLookup: createSqliteMappingLookup(db),
     close: async () => undefined,
   };
 }

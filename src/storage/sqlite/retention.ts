@@ -1,4 +1,5 @@
-// Retention of the processor's rows in SQLite, each pass one immediate transaction.
+// Retention of the processor's rows in SQLite, each pass one immediate transaction. An event's history rows go
+// with it (no foreign key: they are deleted here, by the events being deleted).
 import type { Db } from '../../database/open.ts';
 import type { RetentionStore } from '../retention.ts';
 
@@ -9,6 +10,9 @@ export function createSqliteRetentionStore(db: Db): RetentionStore {
       SELECT inbox_id FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < ?)`);
   // The newest inbox row always stays: SQLite reuses the largest rowid once it is deleted, and the
   // processor takes in rows by id, so a reused id would hide a new event behind its cursor.
+  const dropHistory = db.prepare(`
+    DELETE FROM event_history WHERE inbox_id < (SELECT max(id) FROM inbox_events) AND inbox_id IN (
+      SELECT inbox_id FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < ?)`);
   const dropEvents = db.prepare(`
     DELETE FROM inbox_events WHERE id < (SELECT max(id) FROM inbox_events) AND id IN (
       SELECT inbox_id FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < ?)`);
@@ -18,6 +22,7 @@ export function createSqliteRetentionStore(db: Db): RetentionStore {
   const dropSentMappings = db.prepare("DELETE FROM mapping_outbox WHERE state = 'sent' AND updated_at < ?");
   const pruneEvents = db.transaction((bodiesBefore: number, eventsBefore: number) => {
     const bodies = dropBodies.run(bodiesBefore).changes;
+    dropHistory.run(eventsBefore);
     // The inbox rows go first (their processing rows cascade); the second statement is for a
     // connection opened without foreign keys.
     const events = dropEvents.run(eventsBefore).changes;

@@ -1,0 +1,30 @@
+// What the console is built from: the data port and the actions (src/console/data.ts), the credential check
+// and the audit trail (src/access, src/audit), the throttle of failed sign-ins, the clock, the logger, and
+// the session settings. The composition root (src/runtime/adapter-parts.ts) passes them to createConsoleRouter.
+import type { CredentialCheck } from '../access/actor.ts';
+import type { SignInThrottle } from '../access/throttle.ts';
+import type { Auditor } from '../audit/auditor.ts';
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../logger.ts';
+import type { ConsoleActions, ConsoleData } from './data.ts';
+import type { SessionStore } from './session.ts';
+
+export interface ConsoleDeps {
+  data: ConsoleData;
+  actions: ConsoleActions;
+  credentials: CredentialCheck;
+  auditor: Auditor;
+  /** Slows repeated failed sign-ins from one address; shared with the admin API's bearer check. */
+  throttle: SignInThrottle;
+  clock: Clock;
+  logger: Logger;
+  /** CONSOLE_SESSION_MINUTES: a session ends after this long without a request. */
+  sessionMinutes: number;
+  /** False while the adapter starts or stops: every page answers 503. */
+  available?: () => boolean;
+}
+
+/** What the pages use: the deps and the live sessions. */
+export interface ConsoleContext extends ConsoleDeps {
+  sessions: SessionStore;
+}

@@ -1,0 +1,62 @@
+// The console's overview, read at once from every source: each dependency's state (as GET /admin/status gives
+// it, the database asked now), the inbox depth, the dead letters, the documents by status, the webhooks'
+// acknowledgement latency (p50 and p99 from the metrics' histogram buckets), the last 24 hours per minute, and
+// the open alerts (the dependencies failing now).
+import type { Clock } from '../clock.ts';
+import type { Inbox } from '../inbox/inbox.ts';
+import { bucketsOf, quantileOf } from '../metrics/histogram-quantiles.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import { lastDayPerMinute } from '../processor/per-minute.ts';
+import { reportDatabase } from '../status/admin-router.ts';
+import type { DependencyStatus } from '../status/dependency-status.ts';
+import type { DocumentStore } from '../storage/documents.ts';
+import type { ProcessorStores } from '../storage/processor-stores.ts';
+import type { ComponentState, Overview } from './data.ts';
+
+export interface OverviewDeps {
+  processor: Pick<ProcessorStores, 'events' | 'readings'>;
+  documents: Pick<DocumentStore, 'countByState'>;
+  status: DependencyStatus;
+  database: Pick<Inbox, 'isWritable' | 'writeFailure'>;
+  metrics: Pick<Metrics, 'ackLatency'>;
+  clock: Clock;
+}
+
+/** p50 and p99 of the acknowledgement latency, in ms; null before the first webhook. */
+export async function ackLatencyMs(metrics: Pick<Metrics, 'ackLatency'>): Promise<Overview['ackLatencyMs']> {
+  const buckets = await bucketsOf(metrics.ackLatency);
+  const p50 = quantileOf(buckets, 0.5);
+  const p99 = quantileOf(buckets, 0.99);
+  return p50 === null || p99 === null ? null : { p50: p50 * 1000, p99: p99 * 1000 };
+}
+
+function components(deps: Pick<OverviewDeps, 'status' | 'database'>): ComponentState[] {
+  reportDatabase(deps.status, deps.database);
+  return deps.status.components().map((c) => ({
+    name: c.name,
+    ok: c.ok,
+    ...(c.reason !== null ? { reason: c.reason } : {}),
+    since: Date.parse(c.since),
+  }));
+}
+
+export async function readOverview(deps: OverviewDeps): Promise<Overview> {
+  const { events, readings } = deps.processor;
+  const [inboxDepth, deadLetters, byState, ackLatency, perMinute] = await Promise.all([
+    readings.depth(),
+    events.deadCount(),
+    deps.documents.countByState(),
+    ackLatencyMs(deps.metrics),
+    lastDayPerMinute(events, deps.clock),
+  ]);
+  const now = components(deps);
+  return {
+    components: now,
+    inboxDepth,
+    deadLetters,
+    documentsByStatus: Object.fromEntries(byState.map((s) => [s.state, s.count])),
+    ackLatencyMs: ackLatency,
+    perMinute,
+    openAlerts: now.filter((c) => !c.ok),
+  };
+}

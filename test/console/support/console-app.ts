@@ -1,0 +1,74 @@
+// The console mounted by createApp over the fakes (./fakes.ts), the real credential check and throttle,
+// and a manual clock; plus a signed-in supertest agent (it keeps cookies as a browser does) and the
+// CSRF token read from a page's hidden field.
+import request from 'supertest';
+import { createCredentialCheck, sha256Hex } from '../../../src/access/credentials.ts';
+import { createSignInThrottle } from '../../../src/access/throttle.ts';
+import { createManualClock } from '../../../src/clock.ts';
+import { createConsoleRouter } from '../../../src/console/router.ts';
+import { createApp, type AppDeps } from '../../../src/http/app.ts';
+import { silentLogger } from '../../../src/logger.ts';
+import { createMetrics } from '../../../src/metrics/metrics.ts';
+import { fakeActions, fakeAuditor, fakeData, T0 } from './fakes.ts';
+
+export const OPERATOR_TOKEN = 'console-operator-token-0001';
+export const VIEWER_TOKEN = 'console-viewer-token-00001';
+
+export function consoleApp(opts: { surface?: AppDeps['surface']; sessionMinutes?: number; available?: () => boolean } = {}) {
+  const clock = createManualClock(T0);
+  const data = fakeData();
+  const actions = fakeActions(data);
+  const auditor = fakeAuditor(clock);
+  const credentials = createCredentialCheck({
+    adminToken: OPERATOR_TOKEN,
+    credentials: [{ name: 'day-viewer', role: 'viewer', sha256: sha256Hex(VIEWER_TOKEN) }],
+  });
+  const throttle = createSignInThrottle({ clock });
+  const logger = silentLogger();
+  const consoleRouter = createConsoleRouter({
+    data,
+    actions,
+    credentials,
+    auditor,
+    throttle,
+    clock,
+    logger,
+    sessionMinutes: opts.sessionMinutes ?? 30,
+    ...(opts.available ? { available: opts.available } : {}),
+  });
+  const app = createApp({
+    logger,
+    metrics: createMetrics(),
+    routers: [],
+    adminRouters: [],
+    adminToken: OPERATOR_TOKEN,
+    credentials,
+    auditor,
+    signInThrottle: throttle,
+    consoleRouter,
+    readiness: [],
+    surface: opts.surface ?? 'all',
+  });
+  return { app, server: app.callback(), clock, data, actions, auditor };
+}
+
+export type ConsoleApp = ReturnType<typeof consoleApp>;
+
+/** The value of the page's hidden CSRF field. */
+export function csrfOf(html: string): string {
+  const m = /name="csrf" value="([^"]+)"/.exec(html);
+  if (!m) throw new Error('no csrf field on the page');
+  return m[1]!;
+}
+
+/** A supertest agent signed in with `token` (through the sign-in form, as a browser would). */
+export async function signedIn(c: ConsoleApp, token = OPERATOR_TOKEN) {
+  const agent = request.agent(c.server);
+  const form = await agent.get('/console/sign-in').expect(200);
+  await agent
+    .post('/console/sign-in')
+    .type('form')
+    .send({ token, csrf: csrfOf(form.text) })
+    .expect(303);
+  return agent;
+}

@@ -2,7 +2,8 @@
 // type, the entity's serviceId, state and received time, newest first, a page at a time by inbox position),
 // one event with its headers, its state history and the FHIR references it wrote, its stored body (the caller
 // checks the role and records the reveal), and the events received and applied per minute. The history rows
-// are written with each change (./processing.ts commit, intake, ./dead-letters.ts replay and dismissal).
+// are written with each change (./processing.ts commit, intake, ./dead-letters.ts replay and dismissal); the
+// first step, received, is the inbox row's received time.
 // Implementations: ./sqlite/event-views.ts, ./postgres/event-views.ts.
 import type { EventState } from './processing.ts';
 
@@ -97,6 +98,34 @@ export interface EventRowColumns {
   finished_at: number | null;
 }
 
+/** An event_history row as both engines read it. */
+export interface HistoryRowColumns {
+  at: number;
+  state: EventHistoryState;
+  attempt: number;
+  reason: string | null;
+  emr_refs: string | null;
+}
+
+/** The columns both engines read for one event (besides its history). */
+export const EVENT_RECORD_COLUMNS = `${EVENT_ROW_COLUMNS}, e.headers, e.body IS NOT NULL AS body_stored`;
+
+/** One event: its row, its received step and later ones, and the references of its latest application. */
+export function toEventRecord(r: EventRowColumns & { headers: string; body_stored: number | boolean }, rows: readonly HistoryRowColumns[]): EventRecord {
+  const row = toEventRow(r);
+  const applied = rows.findLast((h) => h.state === 'applied');
+  return {
+    ...row,
+    headers: JSON.parse(r.headers) as Record<string, string>,
+    emrRefs: applied?.emr_refs ? applied.emr_refs.split(' ') : [],
+    bodyStored: r.body_stored === true || r.body_stored === 1,
+    history: [
+      { at: row.receivedAt, state: 'received', attempt: 0, reason: null },
+      ...rows.map((h) => ({ at: Number(h.at), state: h.state, attempt: h.attempt, reason: h.reason })),
+    ],
+  };
+}
+
 export const toEventRow = (r: EventRowColumns): EventRow => ({
   inboxId: Number(r.inbox_id),
   eventId: r.event_id,
@@ -108,6 +137,20 @@ export const toEventRow = (r: EventRowColumns): EventRow => ({
   receivedAt: Number(r.received_at),
   finishedAt: r.finished_at === null ? null : Number(r.finished_at),
 });
+
+/**
+ * Received and applied per minute in [since, until): one query over two processing indexes, each read alone
+ * (processing_received; processing_finished, covering). An event replayed and applied again counts at its last
+ * application.
+ */
+export const perMinuteSql = (since: string, until: string) => `
+  SELECT minute, sum(received) AS received, sum(applied) AS applied FROM (
+    SELECT (received_at / 60000) * 60000 AS minute, 1 AS received, 0 AS applied FROM processing
+    WHERE received_at >= ${since} AND received_at < ${until}
+    UNION ALL
+    SELECT (finished_at / 60000) * 60000, 0, 1 FROM processing
+    WHERE state IN ('applied', 'discarded_stale') AND finished_at >= ${since} AND finished_at < ${until} AND state = 'applied'
+  ) AS counted GROUP BY minute ORDER BY minute`;
 
 /** The states a search may name, as written into the SQL (anything else is refused before it gets there). */
 export const EVENT_VIEW_STATES = [

@@ -8,7 +8,7 @@
 // it really changed.
 import type { Clock } from '../../clock.ts';
 import { parseStoredEvent } from '../../processor/parse.ts';
-import { storedRefs } from '../event-history.ts';
+import { outcomeHistory } from '../event-history.ts';
 import type { ClaimedEvent, EventOutcome, Intake, NextClaim, ProcessingQueue, TakenEvent } from '../processing.ts';
 import { leaseClaimSql } from './lease.ts';
 import { type Pool, type PoolClient, withTransaction } from './pool.ts';
@@ -50,18 +50,12 @@ async function intakeIn(client: PoolClient, clock: Clock, limit: number): Promis
     state: [] as string[],
     error: [] as (string | null)[],
     finished: [] as (number | null)[],
-  };
-  const history = { id: [] as number[], at: [] as number[], state: [] as string[], reason: [] as (string | null)[] };
-  const change = (id: number, at: number, state: string, reason: string | null) => {
-    history.id.push(id);
-    history.at.push(at);
-    history.state.push(state);
-    history.reason.push(reason);
+    received: [] as number[],
   };
   for (const row of rows) {
     const parsed = parseStoredEvent(row.body, row.event_id);
     columns.id.push(row.id);
-    change(row.id, row.received_at, 'received', null);
+    columns.received.push(row.received_at);
     if (parsed.ok) {
       columns.key.push(parsed.entityKey);
       columns.state.push('pending');
@@ -73,17 +67,17 @@ async function intakeIn(client: PoolClient, clock: Clock, limit: number): Promis
       columns.state.push('dead');
       columns.error.push(parsed.reason);
       columns.finished.push(clock.now());
-      change(row.id, clock.now(), 'dead', parsed.reason);
       dead.push({ eventId: row.event_id, reason: parsed.reason });
     }
   }
   await client.query(
-    `WITH h AS (
-       INSERT INTO event_history (inbox_id, at, state, attempt, reason)
-       SELECT id, at, state, 0, reason FROM unnest($6::bigint[], $7::bigint[], $8::text[], $9::text[]) WITH ORDINALITY AS h(id, at, state, reason, n) ORDER BY n)
-     INSERT INTO processing (inbox_id, entity_key, state, last_error, finished_at)
-     SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[]) ON CONFLICT (inbox_id) DO NOTHING`,
-    [columns.id, columns.key, columns.state, columns.error, columns.finished, history.id, history.at, history.state, history.reason],
+    `WITH p AS (
+       INSERT INTO processing (inbox_id, entity_key, state, last_error, finished_at, received_at)
+       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[]) ON CONFLICT (inbox_id) DO NOTHING
+       RETURNING inbox_id, state, last_error, finished_at)
+     INSERT INTO event_history (inbox_id, at, state, attempt, reason)
+     SELECT inbox_id, finished_at, 'dead', 0, last_error FROM p WHERE state = 'dead' ORDER BY inbox_id`,
+    [columns.id, columns.key, columns.state, columns.error, columns.finished, columns.received],
   );
   await client.query('DELETE FROM inbox_intake WHERE inbox_id = ANY($1::bigint[])', [columns.id]);
   return { taken: rows.length, events, dead };
@@ -121,17 +115,17 @@ async function writeOutcomes(client: PoolClient, clock: Clock, outcomes: readonl
   if (finished.length)
     await client.query(
       `WITH u AS (
-         UPDATE processing p SET state = o.state, last_error = o.reason, lease_until = NULL, finished_at = $4, emr_refs = o.refs
+         UPDATE processing p SET state = o.state, last_error = o.reason, lease_until = NULL, finished_at = $4
          FROM unnest($1::bigint[], $2::text[], $3::text[], $5::text[]) WITH ORDINALITY AS o(id, state, reason, refs, n)
          WHERE p.inbox_id = o.id AND p.state IN ${OPEN}
-         RETURNING p.inbox_id, p.state, p.attempts, p.last_error, o.n)
-       INSERT INTO event_history (inbox_id, at, state, attempt, reason) SELECT inbox_id, $4, state, attempts, last_error FROM u ORDER BY n`,
+         RETURNING p.inbox_id, p.state, p.attempts, p.last_error, o.refs, o.n)
+       INSERT INTO event_history (inbox_id, at, state, attempt, reason, emr_refs) SELECT inbox_id, $4, state, attempts, last_error, refs FROM u ORDER BY n`,
       [
         finished.map((o) => o.inboxId),
         finished.map((o) => o.kind),
         finished.map((o) => ('reason' in o ? o.reason : null)),
         clock.now(),
-        finished.map(storedRefs),
+        finished.map((o) => outcomeHistory(o)?.refs ?? null),
       ],
     );
   if (later.length)

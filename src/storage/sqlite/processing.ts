@@ -1,12 +1,11 @@
 // The processor's queue in SQLite: inbox rows past a cursor are taken in (one process takes them in, so a
 // cursor is enough), each entity's oldest open event is handed out with the lease of ./lease.ts, and a batch's
 // outcomes are written in one immediate transaction (one fsync) that also claims the next batch. The versions
-// it writes are settled in the versions' memory once that transaction has committed. Intake and each commit
-// also write the events' history rows (./event-history.ts), one statement each.
+// it writes are settled in the versions' memory once that transaction has committed. Each commit also writes
+// the events' history rows (./event-history.ts), one statement; intake copies each event's received time.
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../database/open.ts';
 import { parseStoredEvent } from '../../processor/parse.ts';
-import { storedRefs } from '../event-history.ts';
 import type { ClaimedEvent, EventOutcome, Intake, NextClaim, ProcessingQueue, TakenEvent } from '../processing.ts';
 import type { AppliedVersion } from '../versions.ts';
 import { createSqliteEventHistory, type SqliteEventHistory } from './event-history.ts';
@@ -35,33 +34,28 @@ export const NEXT_EVENTS_SQL = `
 /** Intake: inbox rows past the cursor become processing rows (pending, or dead when not an event). */
 function createIntake(db: Db, clock: Clock, history: SqliteEventHistory): (limit: number) => Intake {
   const cursor = db.prepare('SELECT last_inbox_id FROM processor_cursor WHERE id = 1').pluck();
-  const newRows = db.prepare('SELECT id, event_id, body FROM inbox_events WHERE id > ? ORDER BY id LIMIT ?');
-  const insert = db.prepare('INSERT INTO processing (inbox_id, entity_key, state, last_error, finished_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING');
+  const newRows = db.prepare('SELECT id, event_id, body, received_at FROM inbox_events WHERE id > ? ORDER BY id LIMIT ?');
+  const insert = db.prepare(
+    'INSERT INTO processing (inbox_id, entity_key, state, last_error, finished_at, received_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+  );
   const moveCursor = db.prepare('UPDATE processor_cursor SET last_inbox_id = ? WHERE id = 1');
   const intake = db.transaction((limit: number): Intake => {
-    const after = cursor.get() as number;
-    const rows = newRows.all(after, limit) as { id: number; event_id: string; body: Buffer | null }[];
+    const rows = newRows.all(cursor.get(), limit) as { id: number; event_id: string; body: Buffer | null; received_at: number }[];
     const dead: Intake['dead'] = [];
     const events: TakenEvent[] = [];
-    const parked: { id: number; at: number; reason: string }[] = [];
     for (const row of rows) {
       const parsed = parseStoredEvent(row.body, row.event_id);
       if (parsed.ok) {
-        insert.run(row.id, parsed.entityKey, 'pending', null, null);
+        insert.run(row.id, parsed.entityKey, 'pending', null, null, row.received_at);
         events.push({ inboxId: row.id, event: parsed.event, entityKey: parsed.entityKey });
       } else {
         const now = clock.now();
-        insert.run(row.id, null, 'dead', parsed.reason, now);
-        parked.push({ id: row.id, at: now, reason: parsed.reason });
+        insert.run(row.id, null, 'dead', parsed.reason, now, row.received_at);
+        history.parked(row.id, now, parsed.reason);
         dead.push({ eventId: row.event_id, reason: parsed.reason });
       }
     }
-    if (rows.length) {
-      const last = rows[rows.length - 1]!.id;
-      history.received(after, last);
-      for (const p of parked) history.parked(p.id, p.at, p.reason);
-      moveCursor.run(last);
-    }
+    if (rows.length) moveCursor.run(rows[rows.length - 1]!.id);
     return { taken: rows.length, events, dead };
   });
   return (limit) => intake.immediate(limit);
@@ -76,7 +70,7 @@ interface Written {
 
 /** Writes one outcome, inside the batch's transaction; adds the versions it stored to `written`. */
 function createOutcomeWriter(db: Db, clock: Clock, versions: SqliteEntityVersions, mappings: MappingRows) {
-  const finish = db.prepare('UPDATE processing SET state = ?, last_error = ?, lease_until = NULL, finished_at = ?, emr_refs = ? WHERE inbox_id = ?');
+  const finish = db.prepare('UPDATE processing SET state = ?, last_error = ?, lease_until = NULL, finished_at = ? WHERE inbox_id = ?');
   const retry = db.prepare("UPDATE processing SET state = 'retrying', next_attempt_at = ?, last_error = ?, lease_until = NULL WHERE inbox_id = ?");
   const wait = db.prepare(
     "UPDATE processing SET state = 'retrying', next_attempt_at = ?, last_error = ?, lease_until = NULL, attempts = max(attempts - 1, 0) WHERE inbox_id = ?",
@@ -88,11 +82,11 @@ function createOutcomeWriter(db: Db, clock: Clock, versions: SqliteEntityVersion
         for (const v of o.versions)
           written.push({ entityKey: v.entityKey, stored: versions.write(v.entityKey, v.version, v.eventId), ...(v.noted ? { noted: v.version } : {}) });
         for (const c of o.claims) mappings.enqueue(c.entityType, c.serviceId, c.emrId);
-        finish.run('applied', null, clock.now(), storedRefs(o), o.inboxId);
+        finish.run('applied', null, clock.now(), o.inboxId);
         return;
       case 'discarded_stale':
       case 'dead':
-        finish.run(o.kind, o.reason, clock.now(), null, o.inboxId);
+        finish.run(o.kind, o.reason, clock.now(), o.inboxId);
         return;
       case 'retry':
         retry.run(o.at, o.reason, o.inboxId);

@@ -123,7 +123,7 @@ export function startCheckpointWorker(path: string, opts: StartCheckpointWorkerO
   let restartsDone = 0;
   let restartsBusy = 0;
   let restartMsMax = 0;
-  let lastRestartError = 0;
+  let lastRestartError = -Infinity;
   const statsWaiters: { resolve: (s: CheckpointStats) => void; reject: (e: Error) => void }[] = [];
 
   const exited = new Promise<number>((resolve) => {
@@ -151,8 +151,9 @@ export function startCheckpointWorker(path: string, opts: StartCheckpointWorkerO
         else restartsBusy++;
         restartMsMax = Math.max(restartMsMax, performance.now() - started);
       } catch (err) {
-        if (Date.now() - lastRestartError >= 60_000) {
-          lastRestartError = Date.now();
+        // At most a line a minute, on the same monotonic time as the durations above (no wall clock here).
+        if (performance.now() - lastRestartError >= 60_000) {
+          lastRestartError = performance.now();
           logger.warn({ threadId, op: 'RESTART', code: codeOf(err) }, 'WAL checkpoint failed (tried again later)');
         }
       }

@@ -84,6 +84,9 @@ export interface EventViews {
 export const entityKeysOf = (serviceId: string): string[] => ['appointment', 'patient', 'document'].map((t) => `${t}:${serviceId}`);
 
 /** The columns both engines select for an EventRow. */
+/** Every event, taken in or not: the inbox row with its processing row when there is one. */
+export const EVENTS_FROM = 'FROM inbox_events e LEFT JOIN processing p ON p.inbox_id = e.id';
+
 export const EVENT_ROW_COLUMNS = `e.id AS inbox_id, e.event_id, e.event_type, e.received_at, p.entity_key, p.state, p.attempts, p.last_error, p.finished_at`;
 
 export interface EventRowColumns {
@@ -189,6 +192,6 @@ export function searchSql(q: EventSearch, placeholder: () => string): { sql: str
   if (q.since !== undefined) term((p) => `e.received_at >= ${p()}`, q.since);
   if (q.until !== undefined) term((p) => `e.received_at < ${p()}`, q.until);
   if (q.before !== undefined) term((p) => `${key} < ${p()}`, q.before);
-  const from = byProcessing ? 'FROM processing p JOIN inbox_events e ON e.id = p.inbox_id' : 'FROM inbox_events e LEFT JOIN processing p ON p.inbox_id = e.id';
+  const from = byProcessing ? 'FROM processing p JOIN inbox_events e ON e.id = p.inbox_id' : EVENTS_FROM;
   return { sql: `SELECT ${EVENT_ROW_COLUMNS} ${from} ${terms.length ? `WHERE ${terms.join(' AND ')}` : ''} ORDER BY ${key} DESC`, params };
 }

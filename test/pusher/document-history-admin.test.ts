@@ -1,52 +1,8 @@
 // GET /admin/documents/:externalId with its history: every status the document went through, oldest first,
 // an operator's retry among them, with codes and attempts but never the document's label, patient or bytes.
-import supertest from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { createManualClock } from '../../src/clock.ts';
-import { parseConfig } from '../../src/config.ts';
-import { createMemoryEmr } from '../../src/emr/memory/index.ts';
-import { createApp } from '../../src/http/app.ts';
-import { silentLogger } from '../../src/logger.ts';
-import { createMetrics } from '../../src/metrics/metrics.ts';
-import { createPusher, createPusherAdminRouter } from '../../src/pusher/index.ts';
 import { PDF } from '../support/simulator-fixture.ts';
-import { openTestDatabase, sqlitePusherStores } from './sqlite-stores.ts';
-
-const TOKEN = 'admin-token-for-tests-0001';
-
-function fixture() {
-  const clock = createManualClock();
-  const pusher = createPusher({
-    ...sqlitePusherStores(openTestDatabase(), clock),
-    clock,
-    logger: silentLogger(),
-    emr: createMemoryEmr(),
-    config: parseConfig({}),
-    serviceClient: {
-      async postDocument() {
-        throw new Error('not sent in these tests');
-      },
-      async getDocument() {
-        return undefined;
-      },
-    },
-  });
-  const app = createApp({
-    logger: silentLogger(),
-    metrics: createMetrics(),
-    routers: [],
-    adminRouters: [createPusherAdminRouter({ pusher, logger: silentLogger(), maxBodyBytes: parseConfig({}).adminMaxBodyBytes })],
-    adminToken: TOKEN,
-    readiness: [],
-  });
-  const auth = { authorization: `Bearer ${TOKEN}` };
-  return {
-    clock,
-    pusher,
-    get: (path: string) => supertest(app.callback()).get(`/admin${path}`).set(auth),
-    post: (path: string) => supertest(app.callback()).post(`/admin${path}`).set(auth),
-  };
-}
+import { pusherAdminFixture as fixture } from './admin-fixture.ts';
 
 describe('a document with its history', () => {
   it('shows every status from the push to an operator retry, with codes and attempts, oldest first', async () => {

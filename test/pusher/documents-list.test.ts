@@ -1,45 +1,13 @@
 // GET /admin/documents: newest first, a page at a time (limit and cursor), filtered by status, document
 // type and creation time, and every bad parameter refused by name.
-import supertest from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { createManualClock } from '../../src/clock.ts';
-import { parseConfig } from '../../src/config.ts';
-import { createMemoryEmr } from '../../src/emr/memory/index.ts';
-import { createApp } from '../../src/http/app.ts';
-import { silentLogger } from '../../src/logger.ts';
-import { createMetrics } from '../../src/metrics/metrics.ts';
-import { createPusher, createPusherAdminRouter } from '../../src/pusher/index.ts';
 import { PDF } from '../support/simulator-fixture.ts';
-import { openTestDatabase, sqlitePusherStores } from './sqlite-stores.ts';
+import { pusherAdminFixture } from './admin-fixture.ts';
 
-const TOKEN = 'admin-token-for-tests-0001';
 const HOUR = 60 * 60 * 1000;
 
 function fixture() {
-  const clock = createManualClock();
-  const pusher = createPusher({
-    ...sqlitePusherStores(openTestDatabase(), clock),
-    clock,
-    logger: silentLogger(),
-    emr: createMemoryEmr(),
-    config: parseConfig({}),
-    serviceClient: {
-      async postDocument() {
-        throw new Error('not sent in these tests');
-      },
-      async getDocument() {
-        return undefined;
-      },
-    },
-  });
-  const app = createApp({
-    logger: silentLogger(),
-    metrics: createMetrics(),
-    routers: [],
-    adminRouters: [createPusherAdminRouter({ pusher, logger: silentLogger(), maxBodyBytes: parseConfig({}).adminMaxBodyBytes })],
-    adminToken: TOKEN,
-    readiness: [],
-  });
+  const { clock, pusher, get } = pusherAdminFixture();
   return {
     clock,
     pusher,
@@ -56,7 +24,7 @@ function fixture() {
       if (!r.ok) throw new Error(r.reason);
       clock.advance(HOUR);
     },
-    get: (query: string) => supertest(app.callback()).get(`/admin/documents${query}`).set('authorization', `Bearer ${TOKEN}`),
+    get: (query: string) => get(`/documents${query}`),
   };
 }
 

@@ -3,6 +3,7 @@
 // processing indexes.
 import {
   EVENT_RECORD_COLUMNS,
+  EVENTS_FROM as FROM,
   type EventRowColumns,
   type EventViews,
   type HistoryRowColumns,
@@ -13,8 +14,6 @@ import {
   toEventRow,
 } from '../event-views.ts';
 import type { Pool } from './pool.ts';
-
-const FROM = 'FROM inbox_events e LEFT JOIN processing p ON p.inbox_id = e.id';
 
 export function createPostgresEventViews(pool: Pool): EventViews {
   return {

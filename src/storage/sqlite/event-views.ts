@@ -5,6 +5,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Db } from '../../database/open.ts';
 import {
   EVENT_RECORD_COLUMNS,
+  EVENTS_FROM as FROM,
   type EventRowColumns,
   type EventViews,
   type HistoryRowColumns,
@@ -14,8 +15,6 @@ import {
   toEventRecord,
   toEventRow,
 } from '../event-views.ts';
-
-const FROM = 'FROM inbox_events e LEFT JOIN processing p ON p.inbox_id = e.id';
 
 export function createSqliteEventViews(db: Db): EventViews {
   const searches = new Map<string, Statement>();

@@ -3,7 +3,9 @@
 // Koa + @koa/router, the raw body read with raw-body, the signature checked with the adapter's own
 // verifyWebhook, then the row (eventId, eventType, the x-service-* headers, the raw body) written through a
 // group commit (src/inbox/group-commit.ts) into SQLite with WAL and synchronous=FULL, and 200 only once the
-// transaction holding it has committed. No metrics, logging, error middleware, readiness or workers.
+// transaction holding it has committed. WAL checkpoints run on the adapter's worker thread, as in `serve`
+// (src/database/open.ts), so the floor pays for storage what the adapter pays. No metrics, logging, error
+// middleware, readiness or processor/pusher workers.
 //
 // Run: SERVICE_KEY_ID=… SERVICE_SIGNING_SECRETS=… node bin/run-ts.js bench/floor-receiver.ts <db path> [port]
 // Prints `listening on http://127.0.0.1:<port>` when ready; SIGTERM commits what is queued and exits.
@@ -13,7 +15,9 @@ import Router from '@koa/router';
 import Database from 'better-sqlite3';
 import Koa from 'koa';
 import getRawBody from 'raw-body';
+import { checkpointOffTheEventLoop, closeDatabase } from '../src/database/open.ts';
 import { createGroupCommitter } from '../src/inbox/group-commit.ts';
+import { createLogger } from '../src/logger.ts';
 import { verifyWebhook, WebhookVerificationError } from '../src/signature/webhook-signature.ts';
 
 const [dbPath, portArg] = process.argv.slice(2);
@@ -24,6 +28,7 @@ if (!dbPath || !keyId || !secrets) throw new Error('usage: SERVICE_KEY_ID=… SE
 const db = new Database(dbPath);
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = FULL');
+checkpointOffTheEventLoop(db, dbPath, { logger: createLogger({ level: 'warn' }) });
 // The inbox's table as the adapter's migrations leave it (db/sqlite/001_inbox.sql without the index 005 dropped).
 db.exec(`CREATE TABLE IF NOT EXISTS inbox_events (
   id INTEGER PRIMARY KEY, event_id TEXT NOT NULL UNIQUE, event_type TEXT NOT NULL,
@@ -78,8 +83,7 @@ server.listen(Number(portArg ?? 0), '127.0.0.1', () => {
 process.on('SIGTERM', () => {
   server.close(() => {
     committer.flush();
-    db.close();
-    process.exit(0);
+    void closeDatabase(db).then(() => process.exit(0));
   });
   server.closeIdleConnections();
 });

@@ -14,16 +14,14 @@ import { createProcessor } from '../src/processor/index.ts';
 import { migratePostgres } from '../src/storage/postgres/migrate.ts';
 import { createPool, type Pool } from '../src/storage/postgres/pool.ts';
 import { createPostgresProcessorStores } from '../src/storage/postgres/processor-stores.ts';
+import { drainWithLoops } from './support/drain.ts';
 import { type PostgresServer, postgresCpuSeconds, startEmbeddedPostgres } from './support/embedded-postgres.ts';
 import { type Run, total, WORKLOAD, workloadEvents } from './processor.ts';
 
 /** Rounds of one and two processors, alternating which goes first. */
 const ROUNDS = 4;
-const STALL_MS = 30_000;
 /** Events stored per statement while the workload is loaded. */
 const LOAD_CHUNK = 500;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function freshDatabase(server: PostgresServer, name: string): Promise<string> {
   const admin = new pg.Client({ connectionString: server.url('postgres') });
@@ -82,25 +80,15 @@ async function measurePostgres(server: PostgresServer, name: string, replicas: n
   });
   const cpu0 = process.cpuUsage();
   const serverCpu0 = postgresCpuSeconds(server);
-  const t0 = performance.now();
-  let applied = 0;
-  let progressAt = t0;
-  await Promise.all(
-    parts.map(async ({ processor }) => {
-      while ((await processor.depth()) > 0) {
-        const finished = await processor.runOnce();
-        applied += finished;
-        if (finished > 0) progressAt = performance.now();
-        else if (performance.now() - progressAt > STALL_MS) throw new Error(`${name}: no event applied for ${STALL_MS / 1000} s`);
-        // What is left is leased by the other replica: look again shortly rather than at once.
-        else await sleep(2);
-      }
-    }),
-  );
-  const seconds = (performance.now() - t0) / 1000;
+  const processors = parts.map((p) => p.processor);
+  const seconds = await drainWithLoops(processors, () => processors[0]!.depth(), async () => 'no error recorded').catch((err: Error) => {
+    throw new Error(`${name}: ${err.message}`);
+  });
   const used = process.cpuUsage(cpu0);
   const serverCpuUs = (postgresCpuSeconds(server) - serverCpu0) * 1e6;
-  const dead = (await pools[0]!.query<{ n: number }>("SELECT count(*) AS n FROM processing WHERE state = 'dead'")).rows[0]!.n;
+  const count = async (state: string) => Number((await pools[0]!.query<{ n: string }>('SELECT count(*) AS n FROM processing WHERE state = $1', [state])).rows[0]!.n);
+  const applied = await count('applied');
+  const dead = await count('dead');
   for (const { stores } of parts) await stores.close();
   for (const pool of pools) await pool.end();
   if (dead > 0) throw new Error(`${name}: ${dead} events became dead letters; the rate would mean nothing`);

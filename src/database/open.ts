@@ -36,12 +36,6 @@ export interface OpenDatabaseOptions {
 }
 
 const workers = new WeakMap<Db, CheckpointWorker>();
-let fallbackLogger: CheckpointLogger | undefined;
-
-function defaultLogger(): CheckpointLogger {
-  fallbackLogger ??= createLogger().child({ component: 'database' });
-  return fallbackLogger;
-}
 
 export function openDatabase(opts: OpenDatabaseOptions): Db {
   const inMemory = opts.path === ':memory:' || opts.path === '';
@@ -63,9 +57,13 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
   return db;
 }
 
-function checkpointOffTheEventLoop(db: Db, path: string, opts: OpenDatabaseOptions): void {
+/**
+ * Moves a writable WAL connection's checkpoints to a worker thread (exported for the benchmark's floor receiver,
+ * which opens its database by hand but must checkpoint the way the adapter does to stay a like-for-like floor).
+ */
+export function checkpointOffTheEventLoop(db: Db, path: string, opts: Pick<OpenDatabaseOptions, 'checkpoints' | 'logger'>): void {
   db.pragma('wal_autocheckpoint = 0');
-  const logger = opts.logger ?? defaultLogger();
+  const logger = opts.logger ?? createLogger().child({ component: 'database' });
   let worker: CheckpointWorker;
   try {
     worker = startCheckpointWorker(path, {

@@ -12,8 +12,11 @@ import { createRetryPolicy } from '../work/retry-decision.ts';
 const POST_BATCH = 20;
 
 export interface MappingOutbox {
-  /** Posts what is due now; returns how many reached a final state. */
-  runOnce(): Promise<number>;
+  /**
+   * Posts what is due now, up to one batch; returns how many reached a final state, and whether the batch was
+   * full (more may be due: the processor's loop then runs its next pass at once).
+   */
+  runOnce(): Promise<{ finished: number; more: boolean }>;
   pending(): Promise<number>;
 }
 
@@ -68,7 +71,7 @@ export function createMappingOutbox(deps: MappingOutboxDeps): MappingOutbox {
       const sent: QueuedMapping[] = [];
       const finished = await Promise.all(rows.map((r) => post(r, sent)));
       await store.markSent(sent);
-      return finished.filter(Boolean).length;
+      return { finished: finished.filter(Boolean).length, more: rows.length === POST_BATCH };
     },
   };
 }

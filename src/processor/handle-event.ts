@@ -34,8 +34,11 @@ export interface EventHandlingDeps {
 }
 
 export interface EventHandling {
-  /** Takes in inbox rows stored since the last call; parks those that are not events. Returns how many it parked. */
-  intake(): Promise<number>;
+  /**
+   * Takes in up to `limit` inbox rows stored since the last call; parks those that are not events. Returns how
+   * many it parked, and whether it took a full `limit` (so more may be waiting).
+   */
+  intake(limit: number): Promise<{ parked: number; full: boolean }>;
   /** Handles one claimed event, its outcome added to `batch`; true when that outcome is a final state. */
   handleClaimed(c: ClaimedEvent, batch: OutcomeBatch): Promise<boolean>;
   /** Hands a claimed event back untried, with `batch` (the batch ends early: stop(), or an EMR incident). */
@@ -173,11 +176,11 @@ export function createEventHandling(deps: EventHandlingDeps): EventHandling {
   }
 
   return {
-    async intake() {
-      const { events, dead } = await queue.intake();
+    async intake(limit) {
+      const { taken, events, dead } = await queue.intake(limit);
       claimedEvents.keep(events);
       for (const d of dead) parking.alert(d.eventId, d.reason);
-      return dead.length;
+      return { parked: dead.length, full: taken >= limit };
     },
     async handleClaimed(c, batch) {
       let child: Logger | undefined;

@@ -68,6 +68,13 @@ export interface Processor {
  */
 const BATCH_PER_SLOT = 16;
 
+/**
+ * Inbox rows taken in per pass. A pass that took this many (or posted a full batch of mappings) leaves more
+ * behind, so the loop runs the next one at once instead of pausing PROCESSOR_POLL_MS: a backlog drains at the
+ * processor's pace, not 500 rows (and 20 mappings) a pause.
+ */
+const INTAKE_PER_PASS = 500;
+
 /** How often the retention pass runs. */
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
@@ -182,23 +189,27 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     return finished;
   }
 
-  async function runOnce(): Promise<number> {
-    const parked = await events.intake();
+  /** One pass: intake, what is due, the mapping outbox, retention; `more` when intake or the outbox left rows behind. */
+  async function passOnce(): Promise<{ finished: number; more: boolean }> {
+    const intake = await events.intake(INTAKE_PER_PASS);
     const finished = await applyDue();
-    await outbox.runOnce();
+    const mappings = await outbox.runOnce();
     await pruneWhenDue();
-    return parked + finished;
+    return { finished: intake.parked + finished, more: intake.full || mappings.more };
   }
+
+  const runOnce = async () => (await passOnce()).finished;
 
   const recover = () => takeOverLeases(queue.releaseLeases, logger, 'took over events held by a process that stopped');
   // The loop's first pass after start() takes over the orphaned leases before it claims anything.
   let recovered = false;
+  /** The loop's pass: passes back to back while intake leaves rows behind, yielding to I/O between them. */
   const pass = async () => {
     if (!recovered) {
       await recover();
       recovered = true;
     }
-    return runOnce();
+    while ((await passOnce()).more && !loop.stopping()) await new Promise<void>((resolve) => setImmediate(resolve));
   };
   const loop = createPollLoop({ pass, pauseMs: settings.pollMs, logger, failureMessage: 'processor pass failed' });
 

@@ -10,6 +10,7 @@ import { createManualClock } from '../../src/clock.ts';
 import { migrate, SchemaTooNewError } from '../../src/database/migrate.ts';
 import { acquireStoreLock, StoreLockedError } from '../../src/database/store-lock.ts';
 import { SchemaOutdatedError } from '../../src/storage/schema.ts';
+import { silentLogger } from '../../src/logger.ts';
 import { migrateSqlite, openSqliteForServe } from '../../src/storage/sqlite/schema.ts';
 
 const clock = createManualClock();
@@ -39,14 +40,14 @@ function databaseAt(files: Record<string, string>): string {
 describe('serve on SQLite', () => {
   it('gives a brand-new file the whole schema', () => {
     const path = join(folder(), 'data', 'emr-bridge.db');
-    const db = openSqliteForServe(path, folder(v2));
+    const db = openSqliteForServe(path, silentLogger(), folder(v2));
     expect(db.prepare('SELECT name FROM schema_migrations ORDER BY version').pluck().all()).toEqual(['001_a.sql', '002_b.sql']);
     db.close();
   });
 
   it('opens a file whose schema is current', () => {
     const path = databaseAt(v2);
-    const db = openSqliteForServe(path, folder(v2));
+    const db = openSqliteForServe(path, silentLogger(), folder(v2));
     expect(db.prepare('SELECT count(*) FROM u').pluck().get()).toBe(0);
     db.close();
   });
@@ -55,8 +56,8 @@ describe('serve on SQLite', () => {
     const path = databaseAt(v1);
     const before = join(folder(), 'before.db');
     copyFileSync(path, before);
-    expect(() => openSqliteForServe(path, folder(v2))).toThrow(SchemaOutdatedError);
-    expect(() => openSqliteForServe(path, folder(v2))).toThrow(
+    expect(() => openSqliteForServe(path, silentLogger(), folder(v2))).toThrow(SchemaOutdatedError);
+    expect(() => openSqliteForServe(path, silentLogger(), folder(v2))).toThrow(
       `the database ${path} has an outdated schema (1 migration to apply: 002_b.sql): run \`npx emr-bridge migrate\` with the same settings, then start serve again`,
     );
     const db = new Database(path, { readonly: true });
@@ -68,7 +69,7 @@ describe('serve on SQLite', () => {
 
   it('refuses a file written by a newer emr-bridge', () => {
     const path = databaseAt(v2);
-    expect(() => openSqliteForServe(path, folder(v1))).toThrow(SchemaTooNewError);
+    expect(() => openSqliteForServe(path, silentLogger(), folder(v1))).toThrow(SchemaTooNewError);
   });
 });
 
@@ -77,7 +78,7 @@ describe('migrate on SQLite', () => {
     const path = databaseAt(v1);
     expect(migrateSqlite(path, clock, folder(v2))).toEqual({ engine: 'sqlite', where: path, applied: ['002_b.sql'] });
     expect(migrateSqlite(path, clock, folder(v2)).applied).toEqual([]);
-    openSqliteForServe(path, folder(v2)).close();
+    openSqliteForServe(path, silentLogger(), folder(v2)).close();
   });
 
   it('is refused while a serve holds the file', () => {

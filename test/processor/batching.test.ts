@@ -16,6 +16,7 @@ import { NEXT_EVENTS_SQL } from '../../src/storage/sqlite/processing.ts';
 import { createSqliteProcessorStores } from '../../src/storage/sqlite/processor-stores.ts';
 import { createSqliteEntityVersions } from '../../src/storage/sqlite/versions.ts';
 import { appointmentEvent, processorFixture } from '../support/processor-fixture.ts';
+import { waitFor } from '../support/wait.ts';
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -108,6 +109,36 @@ describe('processor batches', () => {
     expect(ids.map((id) => f.state(id)?.state)).toEqual(['applied', 'pending', 'pending', 'pending', 'pending']);
     expect(ids.slice(1).map((id) => f.state(id)?.attempts)).toEqual([0, 0, 0, 0]);
     expect(f.db.prepare('SELECT count(*) FROM processing WHERE lease_until IS NOT NULL').pluck().get()).toBe(0);
+  });
+
+  it('drains a backlog larger than one pass (events and mappings) in back-to-back passes, not one pass per PROCESSOR_POLL_MS', async () => {
+    // A poll pause of a minute: were the loop to pause after each 500-row intake or 20 mappings posted, the rest
+    // would wait for it.
+    const f = processorFixture({ PROCESSOR_POLL_MS: '60000' });
+    for (let i = 0; i < 1_200; i++) f.store(appointmentEvent({ serviceId: `apt_${i % 300}` }));
+    f.processor.start();
+    try {
+      await waitFor(async () => ((await f.processor.depth()) === 0 ? true : undefined), 10_000);
+    } finally {
+      await f.processor.stop();
+    }
+    expect(f.db.prepare("SELECT count(*) FROM processing WHERE state = 'applied'").pluck().get()).toBe(1_200);
+    expect(new Set(f.mappingsPut.filter((m) => m.entityType === 'appointment').map((m) => m.serviceId)).size).toBe(300);
+  });
+
+  it('pauses PROCESSOR_POLL_MS after a pass whose intake took less than a full batch', async () => {
+    const f = processorFixture({ PROCESSOR_POLL_MS: '60000' });
+    const intake = vi.spyOn(f.stores.queue, 'intake');
+    f.store(appointmentEvent());
+    f.processor.start();
+    try {
+      await waitFor(() => (intake.mock.calls.length >= 1 ? true : undefined));
+      f.store(appointmentEvent());
+      await tick(200);
+      expect(intake).toHaveBeenCalledTimes(1);
+    } finally {
+      await f.processor.stop();
+    }
   });
 
   it('parses each stored body once: a claim uses the event validated when it was taken in', async () => {

@@ -18,7 +18,7 @@ export function holdSqliteFile(path: string, clock: Clock): StoreHold {
 }
 
 export function openSqliteStorage(path: string, deps: { clock: Clock; logger: Logger }): Storage {
-  const db = openSqliteForServe(path);
+  const db = openSqliteForServe(path, deps.logger.child({ component: 'database' }));
   const coordination = createSqliteCoordination();
   const processor = createSqliteProcessorStores(db, deps.clock);
   return {

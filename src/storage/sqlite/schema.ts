@@ -4,6 +4,7 @@
 // pending migrations while holding the one-process lock, so it never runs under a live serve.
 import type { Clock } from '../../clock.ts';
 import { migrate, pendingMigrations } from '../../database/migrate.ts';
+import type { CheckpointLogger } from '../../database/checkpoint.ts';
 import { openDatabase, type Db } from '../../database/open.ts';
 import { acquireStoreLock } from '../../database/store-lock.ts';
 import { ADAPTER_MIGRATIONS } from '../../paths.ts';
@@ -18,8 +19,8 @@ function isEmpty(db: Db): boolean {
  * Opens the adapter's SQLite database for `serve`: a new, empty one gets the whole schema; an existing one
  * must be current (SchemaOutdatedError otherwise; SchemaTooNewError when a newer version wrote it).
  */
-export function openSqliteForServe(path: string, migrationsDir = ADAPTER_MIGRATIONS): Db {
-  const db = openDatabase({ path, migrationsDir, migrate: false });
+export function openSqliteForServe(path: string, logger: CheckpointLogger, migrationsDir = ADAPTER_MIGRATIONS): Db {
+  const db = openDatabase({ path, migrationsDir, migrate: false, logger });
   try {
     if (isEmpty(db)) {
       migrate(db, migrationsDir);

@@ -81,12 +81,17 @@ async function measurePostgres(server: PostgresServer, name: string, replicas: n
   const cpu0 = process.cpuUsage();
   const serverCpu0 = postgresCpuSeconds(server);
   const processors = parts.map((p) => p.processor);
-  const seconds = await drainWithLoops(processors, () => processors[0]!.depth(), async () => 'no error recorded').catch((err: Error) => {
+  const seconds = await drainWithLoops(
+    processors,
+    () => processors[0]!.depth(),
+    async () => 'no error recorded',
+  ).catch((err: Error) => {
     throw new Error(`${name}: ${err.message}`);
   });
   const used = process.cpuUsage(cpu0);
   const serverCpuUs = (postgresCpuSeconds(server) - serverCpu0) * 1e6;
-  const count = async (state: string) => Number((await pools[0]!.query<{ n: string }>('SELECT count(*) AS n FROM processing WHERE state = $1', [state])).rows[0]!.n);
+  const count = async (state: string) =>
+    Number((await pools[0]!.query<{ n: string }>('SELECT count(*) AS n FROM processing WHERE state = $1', [state])).rows[0]!.n);
   const applied = await count('applied');
   const dead = await count('dead');
   for (const { stores } of parts) await stores.close();

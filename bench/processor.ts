@@ -98,10 +98,17 @@ export async function measure(emr: EmrPort, dir: string, name: string, prefix = 
   };
   const cpu0 = cpu();
   const waiting = () =>
-    String(db.prepare("SELECT last_error FROM processing WHERE state IN ('pending', 'retrying') AND last_error IS NOT NULL LIMIT 1").pluck().get() ?? 'no error recorded');
+    String(
+      db.prepare("SELECT last_error FROM processing WHERE state IN ('pending', 'retrying') AND last_error IS NOT NULL LIMIT 1").pluck().get() ??
+        'no error recorded',
+    );
   let seconds: number;
   try {
-    seconds = await drainWithLoops([processor], () => processor.depth(), async () => waiting());
+    seconds = await drainWithLoops(
+      [processor],
+      () => processor.depth(),
+      async () => waiting(),
+    );
   } catch (err) {
     db.close();
     throw new Error(`${name}: ${(err as Error).message}`);

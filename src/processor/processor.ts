@@ -15,7 +15,7 @@ import type { Coordination } from '../storage/coordination.ts';
 import type { ProcessorStores } from '../storage/processor-stores.ts';
 import type { ClaimedEvent } from '../storage/processing.ts';
 import { createIncidentGate, type IncidentGate } from '../work/incident-gate.ts';
-import { takeOverLeases } from '../work/lease.ts';
+import { leaseLeftToStart, takeOverLeases } from '../work/lease.ts';
 import { createPollLoop } from '../work/poll-loop.ts';
 import { createRetryPolicy } from '../work/retry-decision.ts';
 import type { DocumentEventSink } from './apply.ts';
@@ -64,7 +64,8 @@ export interface Processor {
  * Events claimed per batch, for each one applied at once (PROCESSOR_CONCURRENCY): a batch's outcomes cost
  * one commit, so the larger the batch the fewer fsyncs per event (measured: 1 to 4 per slot cost more CPU
  * and commits per event, 64 gained nothing over 16). An outcome waits for its batch to end before it is on
- * disk; the lease, taken for the whole batch, matters only to another process after a crash.
+ * disk. The lease is taken for the whole batch, so an event starts only while half of it is left (a slow EMR
+ * makes the rest of the batch go back untried): another replica cannot claim an event still being applied.
  */
 const BATCH_PER_SLOT = 16;
 
@@ -143,17 +144,18 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   const going = () => !loop.stopping() && !emrGate.closed();
 
   /**
-   * Handles a claimed batch, `concurrency` events at a time, each outcome added to `batch`; once `going()`
-   * turns false (or an event throws) the events not started yet are handed back untried.
+   * Handles a claimed batch (leased until `leaseUntil` or later), `concurrency` events at a time, each outcome
+   * added to `batch`; once `going()` turns false, less than half the lease is left, or an event throws, the events
+   * not started yet are handed back untried.
    */
-  async function handleBatch(claimed: ClaimedEvent[], batch: OutcomeBatch): Promise<{ finished: number; error?: unknown }> {
+  async function handleBatch(claimed: ClaimedEvent[], leaseUntil: number, batch: OutcomeBatch): Promise<{ finished: number; error?: unknown }> {
     let next = 0;
     let finished = 0;
     let error: unknown;
     const worker = async () => {
       while (next < claimed.length) {
         const c = claimed[next++]!;
-        if (error !== undefined || !going()) {
+        if (error !== undefined || !going() || !leaseLeftToStart(leaseUntil, settings.leaseMs, clock.now())) {
           events.release(c, batch);
           continue;
         }
@@ -176,12 +178,15 @@ export function createProcessor(deps: ProcessorDeps): Processor {
    */
   async function applyDue(): Promise<number> {
     let finished = 0;
+    // The store takes each lease until its own now + leaseMs, a moment after this one: this is the earliest end.
+    let leaseUntil = clock.now() + settings.leaseMs;
     let claimed = going() ? await queue.claim(batchSize, settings.leaseMs) : [];
     while (claimed.length > 0) {
       const batch = createOutcomeBatch();
-      const handled = await handleBatch(claimed, batch);
+      const handled = await handleBatch(claimed, leaseUntil, batch);
       finished += handled.finished;
       const next = handled.error === undefined && going() ? { limit: batchSize, leaseMs: settings.leaseMs } : undefined;
+      leaseUntil = clock.now() + settings.leaseMs;
       claimed = await queue.commit(batch.outcomes(), next);
       batch.committed();
       if (handled.error !== undefined) throw handled.error;

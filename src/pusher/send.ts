@@ -19,6 +19,7 @@
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { ServiceClient } from '../service-client/client.ts';
+import { leaseLeftToStart } from '../work/lease.ts';
 import { ServiceCallError } from '../service-client/errors.ts';
 import type { RetryPolicy } from '../work/retry-decision.ts';
 import type { ClaimedRow, DocumentStore, SendEnd } from '../storage/documents.ts';
@@ -99,7 +100,7 @@ export function createSender(deps: SenderDeps): Sender {
   }
 
   /** Whether a claimed row still has enough of its lease left to start its send. */
-  const leaseLeft = (row: ClaimedRow) => row.lease_until! - clock.now() >= settings.leaseMs / 2;
+  const leaseLeft = (row: ClaimedRow) => leaseLeftToStart(row.lease_until!, settings.leaseMs, clock.now());
 
   return {
     async sendDue() {

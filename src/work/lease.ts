@@ -7,9 +7,9 @@
 // longer anybody's: with SQLite every one (one process owns the file), with PostgreSQL none (the other
 // replicas are alive; a dead one's leases run out). Each store's releaseLeases() says which; this logs it.
 //
-// For the pusher: createLeaseClaim, LeaseStatements and Claim moved to src/storage/sqlite/lease.ts (the SQLite
-// form); the PostgreSQL form is leaseClaimSql in src/storage/postgres/lease.ts. takeOverLeases also takes a
-// release that returns a Promise (then it returns one too).
+// A claimed item starts its work only while at least half its lease is left (leaseLeftToStart): the config
+// keeps every lease at least twice the longest call, so work started then ends before the lease runs out, and
+// no other replica can claim the item and do it a second time meanwhile.
 import type { Logger } from '../logger.ts';
 
 /**
@@ -25,4 +25,9 @@ export function takeOverLeases(release: () => number | Promise<number>, logger: 
   };
   const released = release();
   return typeof released === 'number' ? log(released) : released.then(log);
+}
+
+/** Whether an item leased until `leaseUntil` (for `leaseMs`) may start its work now: half its lease or more is left. */
+export function leaseLeftToStart(leaseUntil: number, leaseMs: number, now: number): boolean {
+  return leaseUntil - now >= leaseMs / 2;
 }

@@ -111,6 +111,26 @@ describe('processor batches', () => {
     expect(f.db.prepare('SELECT count(*) FROM processing WHERE lease_until IS NOT NULL').pluck().get()).toBe(0);
   });
 
+  it('starts an event of a claimed batch only while half its lease is left, handing the rest back untried', async () => {
+    const f = processorFixture({ PROCESSOR_CONCURRENCY: '1', PROCESSOR_LEASE_MS: '60000' });
+    const ids = Array.from({ length: 5 }, (_, i) => f.store(appointmentEvent({ serviceId: `apt_${i}` })));
+    const ensure = f.emr.ensureAppointment.bind(f.emr);
+    let calls = 0;
+    // The first call takes most of a minute: past half the batch's lease, so no other event may start on it.
+    f.emr.ensureAppointment = async (a) => {
+      if (++calls === 1) f.clock.advance(31_000);
+      return ensure(a);
+    };
+    const commit = vi.spyOn(f.stores.queue, 'commit');
+    await f.processor.runOnce();
+    // The first batch: one event applied, the four it had not started handed back with their attempts refunded...
+    expect(commit.mock.calls[0]![0].map((o) => o.kind)).toEqual(['applied', 'release', 'release', 'release', 'release']);
+    // ...and claimed again, on a fresh lease, by the same commit: each applied once, on one attempt.
+    expect(ids.map((id) => f.state(id)?.state)).toEqual(Array(5).fill('applied'));
+    expect(ids.map((id) => f.state(id)?.attempts)).toEqual([1, 1, 1, 1, 1]);
+    expect(calls).toBe(5);
+  });
+
   it('drains a backlog larger than one pass (events and mappings) in back-to-back passes, not one pass per PROCESSOR_POLL_MS', async () => {
     // A poll pause of a minute: were the loop to pause after each 500-row intake or 20 mappings posted, the rest
     // would wait for it.

@@ -14,7 +14,7 @@ import { createProcessor } from '../src/processor/index.ts';
 import { migratePostgres } from '../src/storage/postgres/migrate.ts';
 import { createPool, type Pool } from '../src/storage/postgres/pool.ts';
 import { createPostgresProcessorStores } from '../src/storage/postgres/processor-stores.ts';
-import { drainWithLoops } from './support/drain.ts';
+import { drainMetrics, drainWithLoops } from './support/drain.ts';
 import { type PostgresServer, postgresCpuSeconds, startEmbeddedPostgres } from './support/embedded-postgres.ts';
 import { type Run, total, WORKLOAD, workloadEvents } from './processor.ts';
 
@@ -67,8 +67,10 @@ async function measurePostgres(server: PostgresServer, name: string, replicas: n
   const emr = createMemoryEmr();
   const parts = pools.map((pool) => {
     const stores = createPostgresProcessorStores(pool, systemClock);
+    const metrics = drainMetrics();
     const processor = createProcessor({
       stores,
+      metrics,
       clock: systemClock,
       logger: silentLogger(),
       emr,
@@ -76,15 +78,15 @@ async function measurePostgres(server: PostgresServer, name: string, replicas: n
       serviceClient: { putMapping: async () => undefined },
       documentEvents: { apply: async () => undefined },
     });
-    return { stores, processor };
+    return { stores, processor, metrics };
   });
   const cpu0 = process.cpuUsage();
   const serverCpu0 = postgresCpuSeconds(server);
   const processors = parts.map((p) => p.processor);
   const seconds = await drainWithLoops(
     processors,
-    () => processors[0]!.depth(),
-    async () => 'no error recorded',
+    parts.map((p) => p.metrics),
+    { events: WORKLOAD.appointments * WORKLOAD.eventsPer, depth: () => processors[0]!.depth(), stalled: async () => 'no error recorded' },
   ).catch((err: Error) => {
     throw new Error(`${name}: ${err.message}`);
   });

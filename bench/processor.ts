@@ -28,7 +28,7 @@ import { createProcessor } from '../src/processor/index.ts';
 import { createSqliteProcessorStores } from '../src/storage/sqlite/processor-stores.ts';
 import { benchPostgresProcessors } from './processor-postgres.ts';
 import { startChild, type Child } from './support/child.ts';
-import { drainWithLoops } from './support/drain.ts';
+import { drainMetrics, drainWithLoops } from './support/drain.ts';
 import { appointmentEvent } from './support/events.ts';
 
 /** The workload: `appointments` appointments with `eventsPer` events each, stored interleaved (as they arrive). */
@@ -83,8 +83,10 @@ export async function measure(emr: EmrPort, dir: string, name: string, prefix = 
     for (const body of workloadEvents(workload, prefix))
       insert.run(body.eventId, String(body.eventType), '{}', Buffer.from(JSON.stringify(body)), systemClock.now());
   })();
+  const metrics = drainMetrics();
   const processor = createProcessor({
     stores: createSqliteProcessorStores(db, systemClock),
+    metrics,
     clock: systemClock,
     logger: silentLogger(),
     emr,
@@ -104,11 +106,11 @@ export async function measure(emr: EmrPort, dir: string, name: string, prefix = 
     );
   let seconds: number;
   try {
-    seconds = await drainWithLoops(
-      [processor],
-      () => processor.depth(),
-      async () => waiting(),
-    );
+    seconds = await drainWithLoops([processor], [metrics], {
+      events: workload.appointments * workload.eventsPer,
+      depth: () => processor.depth(),
+      stalled: async () => waiting(),
+    });
   } catch (err) {
     db.close();
     throw new Error(`${name}: ${(err as Error).message}`);

@@ -7,6 +7,7 @@ import type { Auditor } from '../audit/auditor.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { ConsoleActions, ConsoleData } from './data.ts';
+import type { ConsoleSessionStore } from '../storage/console-sessions.ts';
 import type { SessionStore } from './session.ts';
 
 export interface ConsoleDeps {
@@ -20,6 +21,8 @@ export interface ConsoleDeps {
   logger: Logger;
   /** CONSOLE_SESSION_MINUTES: a session ends after this long without a request. */
   sessionMinutes: number;
+  /** Where sessions are kept (the storage's, shared by every replica). */
+  sessionStore: ConsoleSessionStore;
   /** False while the adapter starts or stops: every page answers 503. */
   available?: () => boolean;
 }

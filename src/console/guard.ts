@@ -25,7 +25,7 @@ export const safeNext = (next: string | undefined): string | undefined =>
 export function attachSession(c: ConsoleContext): Middleware {
   return async (ctx, next) => {
     const id = ctx.path.startsWith('/console/assets/') ? undefined : sessionCookie(ctx);
-    const session = id ? c.sessions.use(id) : undefined;
+    const session = id ? await c.sessions.use(id) : undefined;
     if (session) {
       ctx.state.session = session;
       setSessionCookie(ctx, session, c.sessionMinutes);
@@ -61,11 +61,8 @@ export function requireSession(): Middleware {
 export const sessionOf = (ctx: Context): ConsoleSession => ctx.state.session as ConsoleSession;
 
 /** The one-time message for this page, taken from the session. */
-export function takeFlash(ctx: Context): string | undefined {
-  const s = sessionOf(ctx);
-  const flash = s.flash;
-  delete s.flash;
-  return flash;
+export function takeFlash(c: ConsoleContext, ctx: Context): Promise<string | undefined> {
+  return c.sessions.takeFlash(sessionOf(ctx));
 }
 
 /** A GET that leads to an operator action (its confirmation step): a viewer gets the 403 page, audited. */
@@ -114,8 +111,8 @@ export function consoleAction(c: ConsoleContext, spec: ActionSpec): Middleware {
 }
 
 /** After an action: back to a page (303, so a reload does not post again) with a one-time message. */
-export function redirectWith(ctx: Context, to: string, flash: string): void {
-  sessionOf(ctx).flash = flash;
+export async function redirectWith(c: ConsoleContext, ctx: Context, to: string, flash: string): Promise<void> {
+  await c.sessions.setFlash(sessionOf(ctx).id, flash);
   ctx.status = 303;
   ctx.redirect(to);
 }

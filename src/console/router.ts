@@ -18,12 +18,12 @@ import { registerEvents } from './pages/events.ts';
 import { registerMappings } from './pages/mappings.ts';
 import { registerOverview } from './pages/overview.ts';
 import { registerSignIn } from './pages/sign-in.ts';
-import { createSessionStore, type SessionStore } from './session.ts';
+import { createSessionStore } from './session.ts';
 
 export type { ConsoleDeps } from './deps.ts';
 
-export function createConsoleRouter(deps: ConsoleDeps & { sessions?: SessionStore }): Router {
-  const c: ConsoleContext = { ...deps, sessions: deps.sessions ?? createSessionStore({ clock: deps.clock, idleMinutes: deps.sessionMinutes }) };
+export function createConsoleRouter(deps: ConsoleDeps): Router {
+  const c: ConsoleContext = { ...deps, sessions: createSessionStore({ store: deps.sessionStore, clock: deps.clock, idleMinutes: deps.sessionMinutes }) };
 
   const open = new Router({ prefix: '/console' });
   registerAssets(open);

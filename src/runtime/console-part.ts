@@ -48,6 +48,7 @@ export function buildConsoleRouter(
     clock,
     logger,
     sessionMinutes: opts.config.console.sessionMinutes,
+    sessionStore: storage.consoleSessions,
     available: parts.workersRunning,
   });
 }

@@ -6,6 +6,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { AuditStore } from './audit.ts';
+import type { ConsoleSessionStore } from './console-sessions.ts';
 import type { Coordination } from './coordination.ts';
 import type { DocumentStore } from './documents.ts';
 import type { InboxStore } from './inbox.ts';
@@ -23,6 +24,8 @@ export interface Storage {
   coordination: Coordination;
   /** The audit trail of admin actions (src/audit/). */
   audit: AuditStore;
+  /** The operator console's sessions (src/console/session.ts), shared by every replica. */
+  consoleSessions: ConsoleSessionStore;
   /** Closes the stores' connections (after the workers and the inbox have stopped). */
   close(): Promise<void>;
 }

@@ -6,6 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
 import { createSessionStore, SESSION_LIFETIME_MS, setSessionCookie } from '../../src/console/session.ts';
+import { openDatabase } from '../../src/database/open.ts';
+import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
+import { createSqliteConsoleSessionStore } from '../../src/storage/sqlite/console-sessions.ts';
 import { consoleApp, csrfOf, OPERATOR_TOKEN, signedIn } from './support/console-app.ts';
 
 const cookieOf = (res: request.Response, name: string) => ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith(`${name}=`));
@@ -40,10 +43,11 @@ describe('console sessions', () => {
     expect(() => parseConfig({ CONSOLE_SESSION_MINUTES: '0' })).toThrow(/CONSOLE_SESSION_MINUTES/);
   });
 
-  it('the cookie is Secure when the request came over https', () => {
+  it('the cookie is Secure when the request came over https', async () => {
     const set: unknown[][] = [];
     const ctx = { secure: true, cookies: { set: (...a: unknown[]) => set.push(a) } };
-    const session = createSessionStore({ clock: createManualClock(), idleMinutes: 30 }).create({ name: 'admin', role: 'operator' });
+    const store = createSqliteConsoleSessionStore(openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS }));
+    const session = await createSessionStore({ store, clock: createManualClock(), idleMinutes: 30 }).create({ name: 'admin', role: 'operator' });
     setSessionCookie(ctx as never, session, 30);
     expect(set[0]![2]).toMatchObject({ secure: true, httpOnly: true, sameSite: 'strict', path: '/console' });
   });
@@ -115,6 +119,62 @@ describe('console sessions', () => {
     expect(cookieOf(b, 'emr_bridge_session')).not.toBe(cookieOf(a, 'emr_bridge_session'));
     // The session that was replaced is over.
     expect((await agent.get('/console')).status).toBe(303);
+  });
+});
+
+describe('console sessions across replicas', () => {
+  /** Signs in on `c` and gives the session cookie, to present to any replica. */
+  async function sessionCookieFrom(c: ReturnType<typeof consoleApp>): Promise<string> {
+    const agent = request.agent(c.server);
+    const form = await agent.get('/console/sign-in').expect(200);
+    const res = await agent
+      .post('/console/sign-in')
+      .type('form')
+      .send({ token: OPERATOR_TOKEN, csrf: csrfOf(form.text) })
+      .expect(303);
+    return cookieOf(res, 'emr_bridge_session')!.split(';')[0]!;
+  }
+
+  it('a session begun on one replica is known to another, and a one-time message set on one is shown once by the other', async () => {
+    const a = consoleApp();
+    const b = consoleApp({ sessionStore: a.sessionStore, clock: a.clock });
+    const cookie = await sessionCookieFrom(a);
+    await request(b.server).get('/console').set('Cookie', cookie).expect(200);
+    const confirm = await request(a.server).get('/console/dead-letters/confirm?eventId=evt_dead_1').set('Cookie', cookie).expect(200);
+    const res = await request(a.server)
+      .post('/console/dead-letters/replay')
+      .set('Cookie', cookie)
+      .type('form')
+      .send({ eventId: 'evt_dead_1', csrf: csrfOf(confirm.text) })
+      .expect(303);
+    expect((await request(b.server).get(res.headers.location!).set('Cookie', cookie).expect(200)).text).toContain('Replayed 1 of 1.');
+    expect((await request(a.server).get(res.headers.location!).set('Cookie', cookie).expect(200)).text).not.toContain('Replayed 1 of 1.');
+    // Signed out on b: over on a too.
+    const page = await request(b.server).get('/console').set('Cookie', cookie).expect(200);
+    await request(b.server)
+      .post('/console/sign-out')
+      .set('Cookie', cookie)
+      .type('form')
+      .send({ csrf: csrfOf(page.text) })
+      .expect(303);
+    expect((await request(a.server).get('/console').set('Cookie', cookie)).status).toBe(303);
+  });
+
+  it('a restart signs nobody out: the adapter started again on the same store knows the session', async () => {
+    const before = consoleApp();
+    const cookie = await sessionCookieFrom(before);
+    const after = consoleApp({ sessionStore: before.sessionStore, clock: before.clock });
+    await request(after.server).get('/console').set('Cookie', cookie).expect(200);
+  });
+
+  it('the database holds a hash of the session token, never the token', async () => {
+    const db = openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS });
+    const c = consoleApp({ sessionStore: createSqliteConsoleSessionStore(db) });
+    const token = (await sessionCookieFrom(c)).split('=')[1]!;
+    const hashes = db.prepare('SELECT token_hash FROM console_sessions').pluck().all() as string[];
+    expect(hashes).toHaveLength(1);
+    expect(hashes[0]).not.toBe(token);
+    expect(JSON.stringify(db.prepare('SELECT * FROM console_sessions').all())).not.toContain(token);
   });
 });
 

@@ -39,7 +39,7 @@ async function listPage(c: ConsoleContext, ctx: Context): Promise<void> {
 <td class="reason">${e.reason ?? ''}</td><td class="num">${e.attempts}</td><td>${when(e.receivedAt)}</td>
 <td><a href="${HOME}/confirm${query({ eventId: e.eventId })}" aria-label="Replay ${e.eventId}">Replay…</a></td></tr>`,
   );
-  const flash = takeFlash(ctx);
+  const flash = await takeFlash(c, ctx);
   ctx.type = 'html';
   ctx.body = renderPage({
     title: 'Dead letters',
@@ -83,7 +83,7 @@ export function registerDeadLetters(router: Router, c: ConsoleContext): void {
   router.get('/dead-letters', (ctx) => listPage(c, ctx));
   router.get('/dead-letters/confirm', async (ctx) => {
     const ids = params(ctx, 'eventId');
-    if (ids.length === 0) return redirectWith(ctx, HOME, 'Select at least one dead letter to replay.');
+    if (ids.length === 0) return redirectWith(c, ctx, HOME, 'Select at least one dead letter to replay.');
     if (ids.length > MAX_SELECTED) throw tooMany();
     await mustBeAllowed(c, ctx, 'dead_letter.replay', 'operator', ids, 'Replaying a dead letter');
     const list = html`<p>Replay ${ids.length === 1 ? 'this dead letter' : html`these ${ids.length} dead letters`}? Each goes back to the inbox and is processed again.</p><ul class="ids">${ids.map((id) => html`<li><code>${id}</code></li>`)}</ul>`;
@@ -117,7 +117,7 @@ export function registerDeadLetters(router: Router, c: ConsoleContext): void {
         if (ids.length === 0 || ids.length > MAX_SELECTED) throw tooMany();
         const r = await c.actions.replay(ids);
         const notDead = r.notDead.length ? ` ${r.notDead.length} no longer a dead letter: ${r.notDead.join(', ')}.` : '';
-        redirectWith(ctx, HOME, `Replayed ${r.replayed.length} of ${ids.length}.${notDead}`);
+        await redirectWith(c, ctx, HOME, `Replayed ${r.replayed.length} of ${ids.length}.${notDead}`);
         return r.replayed.length > 0 ? 'ok' : 'failed';
       },
     }),
@@ -132,7 +132,7 @@ export function registerDeadLetters(router: Router, c: ConsoleContext): void {
       async run(ctx, form) {
         const eventType = eventTypeOf(form.get('eventType'));
         const r = await c.actions.replayAllOfType(eventType);
-        redirectWith(ctx, HOME, `Replayed ${r.events} dead letters of type ${eventType}.`);
+        await redirectWith(c, ctx, HOME, `Replayed ${r.events} dead letters of type ${eventType}.`);
         return 'ok';
       },
     }),

@@ -19,9 +19,9 @@ async function load(c: ConsoleContext, ctx: Context): Promise<DocumentDetail> {
   return d;
 }
 
-function documentPage(ctx: Context, d: DocumentDetail): void {
+async function documentPage(c: ConsoleContext, ctx: Context, d: DocumentDetail): Promise<void> {
   const history = d.history.map((h) => html`<tr><td>${when(h.at)}</td><td>${badge(h.status)}</td><td>${h.detail ?? ''}</td></tr>`);
-  const flash = takeFlash(ctx);
+  const flash = await takeFlash(c, ctx);
   ctx.type = 'html';
   ctx.body = renderPage({
     title: `Document ${d.externalId}`,
@@ -44,7 +44,7 @@ ${d.retryable ? html`<p><a class="button" id="retry" href="${docHref(d.externalI
 }
 
 export function registerDocument(router: Router, c: ConsoleContext): void {
-  router.get('/documents/:externalId', async (ctx) => documentPage(ctx, await load(c, ctx)));
+  router.get('/documents/:externalId', async (ctx) => documentPage(c, ctx, await load(c, ctx)));
   router.get('/documents/:externalId/confirm-retry', async (ctx) => {
     const d = await load(c, ctx);
     await mustBeAllowed(c, ctx, 'document.retry', 'operator', [d.externalId], 'Retrying a document');
@@ -70,7 +70,12 @@ export function registerDocument(router: Router, c: ConsoleContext): void {
       async run(ctx) {
         const id = ctx.params.externalId!;
         const r = await c.actions.retryDocument(id);
-        redirectWith(ctx, docHref(id), r.ok ? 'The document is queued to be sent again.' : `The document was not retried: ${r.reason ?? 'not allowed now'}.`);
+        await redirectWith(
+          c,
+          ctx,
+          docHref(id),
+          r.ok ? 'The document is queued to be sent again.' : `The document was not retried: ${r.reason ?? 'not allowed now'}.`,
+        );
         return r.ok ? 'ok' : 'failed';
       },
     }),

@@ -23,7 +23,7 @@ async function documentsPage(c: ConsoleContext, ctx: Context): Promise<void> {
     (d) => html`<tr><td><a href="/console/documents/${encodeURIComponent(d.externalId)}"><code>${d.externalId}</code></a></td><td>${d.documentType}</td>
 <td>${badge(d.status)}</td><td>${d.errorCode ?? ''}</td><td>${when(d.createdAt)}</td><td>${when(d.updatedAt)}</td></tr>`,
   );
-  const flash = takeFlash(ctx);
+  const flash = await takeFlash(c, ctx);
   ctx.type = 'html';
   ctx.body = renderPage({
     title: 'Documents',

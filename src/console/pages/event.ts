@@ -43,13 +43,12 @@ function bodySection(ctx: Context, e: EventDetail, body: string | null | undefin
 <form method="post" action="${eventHref(e.eventId)}/body">${csrfField(session.csrf)}<button type="submit" id="show-body">Show body</button></form>`;
 }
 
-function renderEvent(ctx: Context, e: EventDetail, body?: string | null): string {
+function renderEvent(ctx: Context, e: EventDetail, flash: string | undefined, body?: string | null): string {
   const headers = Object.entries(e.headers).map(([k, v]) => html`<tr><th scope="row"><code>${k}</code></th><td><code>${v}</code></td></tr>`);
   const history = e.history.map(
     (h) => html`<tr><td>${when(h.at)}</td><td>${badge(h.state)}</td><td class="num">${h.attempt}</td><td>${h.reason ?? ''}</td></tr>`,
   );
   const refs = e.emrRefs.length ? html`<ul id="emr-refs">${e.emrRefs.map((r) => html`<li><code>${r}</code></li>`)}</ul>` : html`<p class="muted">None yet.</p>`;
-  const flash = takeFlash(ctx);
   return renderPage({
     title: `Event ${e.eventId}`,
     session: sessionOf(ctx),
@@ -72,7 +71,7 @@ export function registerEvent(router: Router, c: ConsoleContext): void {
     const e = await c.data.event(ctx.params.eventId!);
     if (!e) throw notFound('event');
     ctx.type = 'html';
-    ctx.body = renderEvent(ctx, e);
+    ctx.body = renderEvent(ctx, e, await takeFlash(c, ctx));
   });
   router.post(
     '/events/:eventId/body',
@@ -86,7 +85,7 @@ export function registerEvent(router: Router, c: ConsoleContext): void {
         if (!e) throw notFound('event');
         const body = await c.data.eventBody(e.eventId);
         ctx.type = 'html';
-        ctx.body = renderEvent(ctx, e, body);
+        ctx.body = renderEvent(ctx, e, undefined, body);
         return body === null ? 'not_found' : 'ok';
       },
     }),

@@ -74,7 +74,7 @@ async function eventsPage(c: ConsoleContext, ctx: Context): Promise<void> {
   const page = await c.data.events(q);
   const keep = { ...f, since: since === undefined ? undefined : timeInputValue(since), until: until === undefined ? undefined : timeInputValue(until) };
   const ignored = (f.since && since === undefined) || (f.until && until === undefined);
-  const flash = takeFlash(ctx);
+  const flash = await takeFlash(c, ctx);
   ctx.type = 'html';
   ctx.body = renderPage({
     title: 'Events',

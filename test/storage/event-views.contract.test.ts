@@ -121,4 +121,10 @@ describe.each(engines)('event views on $name', (engine) => {
     const dead = await e.explain(`${searchSql({ state: 'dead', limit: 5 }, () => '?').sql} LIMIT 5`);
     expect(dead).toMatch(/processing_dead/);
   });
+
+  it('finds the events of a serviceId, finished ones included, by the entity index, not by reading every event', async () => {
+    e = await engine.open();
+    const bySubject = await e.explain(`${searchSql({ serviceId: 'apt_1', limit: 5 }, () => "'appointment:apt_1'").sql} LIMIT 5`);
+    expect(bySubject).toMatch(/processing_entity/);
+  });
 });

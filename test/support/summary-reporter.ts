@@ -7,14 +7,19 @@ export default class SummaryReporter implements Reporter {
     let failed = 0;
     let skipped = 0;
     for (const m of testModules) {
+      let failedHere = 0;
       for (const t of m.children.allTests()) {
         const state = t.result().state;
         if (state === 'passed') passed++;
-        else if (state === 'failed') failed++;
+        else if (state === 'failed') failedHere++;
         else skipped++;
       }
-      // A file that failed to load has no tests but is a failure.
-      if (m.state() === 'failed' && [...m.children.allTests()].length === 0) failed++;
+      // A suite whose beforeAll threw fails with its tests shown as skipped: it counts as one failure.
+      for (const suite of m.children.allSuites())
+        if (suite.state() === 'failed' && ![...suite.children.allTests()].some((t) => t.result().state === 'failed')) failedHere++;
+      // So does a file that failed to load, or whose own beforeAll threw.
+      if (m.state() === 'failed' && failedHere === 0) failedHere = 1;
+      failed += failedHere;
     }
     failed += unhandledErrors.length;
     process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);

@@ -14,7 +14,7 @@ const POST_BATCH = 20;
 export interface MappingOutbox {
   /**
    * Posts what is due now, up to one batch; returns how many reached a final state, and whether the batch was
-   * full (more may be due: the processor's loop then runs its next pass at once).
+   * full and some of it delivered (more may be due: the processor's loop then runs its next pass at once).
    */
   runOnce(): Promise<{ finished: number; more: boolean }>;
   pending(): Promise<number>;
@@ -71,7 +71,9 @@ export function createMappingOutbox(deps: MappingOutboxDeps): MappingOutbox {
       const sent: QueuedMapping[] = [];
       const finished = await Promise.all(rows.map((r) => post(r, sent)));
       await store.markSent(sent);
-      return { finished: finished.filter(Boolean).length, more: rows.length === POST_BATCH };
+      // A full batch may leave more due; but while the service refuses or fails them, the next try waits for the
+      // poll (and each mapping's backoff) rather than rushing every pending mapping at a service in trouble.
+      return { finished: finished.filter(Boolean).length, more: rows.length === POST_BATCH && sent.length > 0 };
     },
   };
 }

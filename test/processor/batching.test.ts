@@ -8,6 +8,7 @@ import { createManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/database/open.ts';
 import { EmrError } from '../../src/emr/errors.ts';
+import { ServiceCallError } from '../../src/service-client/errors.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createProcessor } from '../../src/processor/index.ts';
@@ -144,6 +145,22 @@ describe('processor batches', () => {
     }
     expect(f.db.prepare("SELECT count(*) FROM processing WHERE state = 'applied'").pluck().get()).toBe(1_200);
     expect(new Set(f.mappingsPut.filter((m) => m.entityType === 'appointment').map((m) => m.serviceId)).size).toBe(300);
+  });
+
+  it('does not rush every pending mapping at a failing service: a full batch that all failed waits for the poll', async () => {
+    const f = processorFixture({ PROCESSOR_POLL_MS: '60000' });
+    f.failMappings(new ServiceCallError({ code: 'unavailable', message: 'down', retryable: true }, 503));
+    const ids = Array.from({ length: 60 }, (_, i) => f.store(appointmentEvent({ serviceId: `apt_${i}` })));
+    f.processor.start();
+    try {
+      await waitFor(() => (ids.every((id) => f.state(id)?.state === 'applied') ? true : undefined));
+      await tick(200);
+    } finally {
+      await f.processor.stop();
+    }
+    const tried = f.db.prepare('SELECT count(*) FROM mapping_outbox WHERE attempts > 0').pluck().get();
+    expect(f.db.prepare('SELECT count(*) FROM mapping_outbox').pluck().get()).toBeGreaterThan(20);
+    expect(tried).toBe(20);
   });
 
   it('pauses PROCESSOR_POLL_MS after a pass whose intake took less than a full batch', async () => {

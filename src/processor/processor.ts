@@ -70,7 +70,7 @@ export interface Processor {
 const BATCH_PER_SLOT = 16;
 
 /**
- * Inbox rows taken in per pass. A pass that took this many (or posted a full batch of mappings) leaves more
+ * Inbox rows taken in per pass. A pass that took this many (or delivered mappings from a full batch) leaves more
  * behind, so the loop runs the next one at once instead of pausing PROCESSOR_POLL_MS: a backlog drains at the
  * processor's pace, not 500 rows (and 20 mappings) a pause.
  */
@@ -208,7 +208,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   const recover = () => takeOverLeases(queue.releaseLeases, logger, 'took over events held by a process that stopped');
   // The loop's first pass after start() takes over the orphaned leases before it claims anything.
   let recovered = false;
-  /** The loop's pass: passes back to back while intake leaves rows behind, yielding to I/O between them. */
+  /** The loop's pass: passes back to back while intake or the mapping outbox leaves rows behind, yielding to I/O between them. */
   const pass = async () => {
     if (!recovered) {
       await recover();

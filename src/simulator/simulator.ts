@@ -6,7 +6,7 @@
 import type Router from '@koa/router';
 import Koa from 'koa';
 import { createOffsetClock, type OffsetClock } from '../clock.ts';
-import { openDatabase, type Db } from '../database/open.ts';
+import { closeDatabase, openDatabase, type Db } from '../database/open.ts';
 import { errorMiddleware } from '../http/error-middleware.ts';
 import type { Logger } from '../logger.ts';
 import { simulatorOpenApi } from '../openapi/simulator.ts';
@@ -94,7 +94,7 @@ export function createSimulator(opts: SimulatorOptions): Simulator {
       if (timer) clearInterval(timer);
       await turns.current();
       await files.close();
-      db.close();
+      await closeDatabase(db);
     },
   };
   const integration = createIntegrationRouter(integrationDeps(sim, files, faults));

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/database/migrate.ts';
-import { openDatabase } from '../../src/database/open.ts';
+import { closeDatabase, openDatabase } from '../../src/database/open.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 
 const dirs: string[] = [];
@@ -41,12 +41,12 @@ describe('migrate', () => {
     expect(db.prepare('SELECT name FROM schema_migrations').pluck().all()).toEqual(['001_ok.sql']);
   });
 
-  it('opens the adapter database in WAL mode with synchronous=FULL', () => {
+  it('opens the adapter database in WAL mode with synchronous=FULL', async () => {
     const dir = folder({});
     const db = openDatabase({ path: join(dir, 'a.db'), migrationsDir: ADAPTER_MIGRATIONS });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(2);
-    db.close();
+    await closeDatabase(db);
   });
 });
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createManualClock, type ManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
+import { closeDatabase } from '../../src/database/open.ts';
 import type { DocumentRequest, DocumentResource } from '../../src/contract/documents.ts';
 import type { EmrDocument } from '../../src/emr/port.ts';
 import { createMemoryEmr, type MemoryEmr } from '../../src/emr/memory/index.ts';
@@ -253,7 +254,7 @@ describe('the send path', () => {
     const kept = await first.pusher.outbox.requestOf('lab-1');
     expect(kept).toEqual(stored);
     expect(await first.pusher.outbox.requestOf('lab-1')).toEqual(stored); // taken once; then read back
-    first.db.close();
+    await closeDatabase(first.db);
 
     // Restarted: nothing in memory, each request read back as stored.
     const second = fixture({ path });
@@ -263,7 +264,7 @@ describe('the send path', () => {
     second.service.answer();
     await pass;
     expect(second.service.posts.map((p) => p.body).sort((a, b) => a.externalId.localeCompare(b.externalId))).toEqual(storedNow);
-    second.db.close();
+    await closeDatabase(second.db);
   });
 
   it('keeps at most the memory it is given for requests, dropping the oldest', async () => {

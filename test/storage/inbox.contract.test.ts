@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
-import { openDatabase } from '../../src/database/open.ts';
+import { closeDatabase, openDatabase } from '../../src/database/open.ts';
 import { UnavailableError } from '../../src/errors.ts';
 import { createInbox } from '../../src/inbox/inbox.ts';
 import { silentLogger } from '../../src/logger.ts';
@@ -69,7 +69,7 @@ const sqlite: InboxEngine = {
       readOnlyCode: 'SQLITE_READONLY',
       async close() {
         await coordination.close();
-        for (const db of dbs) db.close();
+        for (const db of dbs) await closeDatabase(db);
         rmSync(dir, { recursive: true, force: true });
       },
     };

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createManualClock, type ManualClock } from '../../src/clock.ts';
-import { openDatabase, type Db } from '../../src/database/open.ts';
+import { closeDatabase, openDatabase, type Db } from '../../src/database/open.ts';
 import { createApp } from '../../src/http/app.ts';
 import { createInbox, type Inbox } from '../../src/inbox/inbox.ts';
 import { silentLogger, type Logger } from '../../src/logger.ts';
@@ -62,7 +62,7 @@ export function receiverFixture(opts: { db?: Db; logger?: Logger; maxBodyBytes?:
     metrics,
     async close() {
       await inbox.close();
-      if (db.open) db.close();
+      await closeDatabase(db);
       rmSync(dir, { recursive: true, force: true });
     },
   };

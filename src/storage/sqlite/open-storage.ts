@@ -1,6 +1,7 @@
 // The SQLite storage: one file, one process (the store lock), every store on one better-sqlite3 connection,
 // coordination in memory.
 import type { Clock } from '../../clock.ts';
+import { closeDatabase } from '../../database/open.ts';
 import { acquireStoreLock } from '../../database/store-lock.ts';
 import type { Logger } from '../../logger.ts';
 import type { Storage, StoreHold } from '../index.ts';
@@ -36,7 +37,8 @@ export function openSqliteStorage(path: string, deps: { clock: Clock; logger: Lo
     async close() {
       await processor.close();
       await coordination.close();
-      db.close();
+      // The checkpoint thread's end too: it folds the WAL into the file, so nothing is left writing after close.
+      await closeDatabase(db);
     },
   };
 }

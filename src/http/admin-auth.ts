@@ -44,7 +44,7 @@ export function adminAuth(deps: AdminAuthDeps): Middleware {
   return async (ctx, next) => {
     if (actorOf(ctx)) return next();
     const from = addressOf(ctx);
-    const wait = deps.throttle.waitMs(from);
+    const wait = await deps.throttle.waitMs(from);
     if (wait > 0) {
       const seconds = Math.ceil(wait / 1000);
       ctx.set('Retry-After', String(seconds));
@@ -53,13 +53,13 @@ export function adminAuth(deps: AdminAuthDeps): Middleware {
     const m = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
     const actor = m ? deps.credentials.verify(m[1]!.trim()) : undefined;
     if (!actor) {
-      const delay = deps.throttle.failed(from);
+      const delay = await deps.throttle.failed(from);
       if (delay > 0) deps.logger.warn({ from, waitMs: delay }, 'admin sign-ins from this address slowed after repeated failures');
       await deps.auditor.record({ actor: '-', door: doorOf(ctx), action: 'sign_in', targets: [], from, outcome: 'refused' });
       ctx.set('WWW-Authenticate', 'Bearer realm="emr-bridge admin"');
       throw new UnauthorizedError('admin token required');
     }
-    deps.throttle.succeeded(from);
+    await deps.throttle.succeeded(from);
     authenticatedAs(ctx, actor, doorOf(ctx));
     await next();
   };

@@ -132,7 +132,7 @@ export function buildAdminAccess(
   return {
     credentials: createCredentialCheck({ adminToken: parts.adminToken, credentials: parts.namedCredentials }),
     auditor: createAuditor({ store: parts.storage.audit, clock: parts.clock, logger: opts.logger }),
-    signInThrottle: createSignInThrottle({ clock: parts.clock }),
+    signInThrottle: createSignInThrottle({ clock: parts.clock, store: parts.storage.signInFailures }),
   };
 }
 

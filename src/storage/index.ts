@@ -12,6 +12,7 @@ import type { DocumentStore } from './documents.ts';
 import type { InboxStore } from './inbox.ts';
 import { openPostgresStorage } from './postgres/open-storage.ts';
 import type { ProcessorStores } from './processor-stores.ts';
+import type { SignInFailureStore } from './sign-in-failures.ts';
 import { holdSqliteFile, openSqliteStorage } from './sqlite/open-storage.ts';
 
 export interface Storage {
@@ -26,6 +27,8 @@ export interface Storage {
   audit: AuditStore;
   /** The operator console's sessions (src/console/session.ts), shared by every replica. */
   consoleSessions: ConsoleSessionStore;
+  /** Failed sign-ins per address (src/access/throttle.ts), shared by every replica. */
+  signInFailures: SignInFailureStore;
   /** Closes the stores' connections (after the workers and the inbox have stopped). */
   close(): Promise<void>;
 }

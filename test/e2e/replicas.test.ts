@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emrPatient, labReportDocument } from '../support/fhir-builders.ts';
-import { startReplicaSet, type ReplicaSet } from '../support/replicas.ts';
+import { REPLICA_ADMIN, startReplicaSet, type ReplicaSet } from '../support/replicas.ts';
 import { waitFor } from '../support/wait.ts';
 
 const SYSTEM = 'urn:emr-bridge:service';
@@ -172,4 +172,22 @@ describe('three replicas on one PostgreSQL', () => {
     await new Promise((r) => setTimeout(r, 7_000));
     for (const phone of phones) expect((await set.simGet<unknown[]>(`/_sim/messages?phone=${encodeURIComponent(phone)}`)).body, phone).toHaveLength(1);
   }, 420_000);
+
+  it('counts failed sign-ins across replicas: guesses spread over them slow every replica, and a success clears them all', async () => {
+    const running = set.replicas.filter((r) => r !== undefined).map((r) => r.url);
+    expect(running.length).toBeGreaterThanOrEqual(2);
+    const status = (url: string, token: string) => fetch(`${url}/admin/status`, { headers: { authorization: `Bearer ${token}` } });
+    // Five free failures, spread over the replicas; the sixth makes this address wait, wherever it asks next.
+    for (let i = 0; i < 6; i++) expect((await status(running[i % running.length]!, `wrong-token-${i}-0000000`)).status).toBe(401);
+    for (const url of running) {
+      const refused = await status(url, REPLICA_ADMIN);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect((await status(running[0]!, REPLICA_ADMIN)).status).toBe(200);
+    // The success cleared the address for every replica.
+    expect((await status(running[1]!, 'wrong-token-again-000000')).status).toBe(401);
+    expect((await status(running[1]!, REPLICA_ADMIN)).status).toBe(200);
+  }, 30_000);
 });

@@ -54,7 +54,7 @@ async function signIn(c: ConsoleContext, ctx: Context): Promise<void> {
     await refuse();
     throw badForm();
   }
-  const waitMs = c.throttle.waitMs(addressOf(ctx));
+  const waitMs = await c.throttle.waitMs(addressOf(ctx));
   if (waitMs > 0) {
     await refuse();
     const seconds = Math.ceil(waitMs / 1000);
@@ -70,14 +70,14 @@ async function signIn(c: ConsoleContext, ctx: Context): Promise<void> {
   const next = safeNext(form.get('next') ?? undefined);
   const actor = c.credentials.verify(form.get('token')?.trim() ?? '');
   if (!actor) {
-    c.throttle.failed(addressOf(ctx));
+    await c.throttle.failed(addressOf(ctx));
     await refuse();
     ctx.status = 401;
     ctx.type = 'html';
     ctx.body = signInPage(ctx, c, { ...(next ? { next } : {}), error: 'That credential was not accepted.' });
     return;
   }
-  c.throttle.succeeded(addressOf(ctx));
+  await c.throttle.succeeded(addressOf(ctx));
   // Always a new session id on sign-in: a session id planted before cannot be carried in.
   const old = sessionCookie(ctx);
   if (old) await c.sessions.end(old);

@@ -12,6 +12,7 @@ import { createPostgresInboxStore } from './inbox.ts';
 import { checkPostgresSchema, describeDatabaseUrl } from './migrate.ts';
 import { createPool } from './pool.ts';
 import { createPostgresProcessorStores } from './processor-stores.ts';
+import { createPostgresSignInFailures } from './sign-in-failures.ts';
 
 export async function openPostgresStorage(url: string, deps: { clock: Clock; logger: Logger }): Promise<Storage> {
   const where = describeDatabaseUrl(url);
@@ -34,6 +35,7 @@ export async function openPostgresStorage(url: string, deps: { clock: Clock; log
     coordination,
     audit: createPostgresAuditStore(pool),
     consoleSessions: createPostgresConsoleSessionStore(pool),
+    signInFailures: createPostgresSignInFailures(pool),
     async close() {
       await processor.close();
       await coordination.close();

@@ -5,6 +5,7 @@ import { closeDatabase } from '../../database/open.ts';
 import { acquireStoreLock } from '../../database/store-lock.ts';
 import type { Logger } from '../../logger.ts';
 import type { Storage, StoreHold } from '../index.ts';
+import { createMemorySignInFailures } from '../sign-in-failures.ts';
 import { createSqliteAuditStore } from './audit.ts';
 import { createSqliteConsoleSessionStore } from './console-sessions.ts';
 import { createSqliteCoordination } from './coordination.ts';
@@ -34,6 +35,8 @@ export function openSqliteStorage(path: string, deps: { clock: Clock; logger: Lo
     coordination,
     audit: createSqliteAuditStore(db),
     consoleSessions: createSqliteConsoleSessionStore(db),
+    // One process per file: its own memory counts every failed sign-in the file's adapter hears.
+    signInFailures: createMemorySignInFailures(),
     async close() {
       await processor.close();
       await coordination.close();

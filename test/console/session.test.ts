@@ -9,20 +9,14 @@ import { createSessionStore, SESSION_LIFETIME_MS, setSessionCookie } from '../..
 import { openDatabase } from '../../src/database/open.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createSqliteConsoleSessionStore } from '../../src/storage/sqlite/console-sessions.ts';
-import { consoleApp, csrfOf, OPERATOR_TOKEN, signedIn } from './support/console-app.ts';
+import { consoleApp, csrfOf, OPERATOR_TOKEN, signedIn, signInThroughForm } from './support/console-app.ts';
 
 const cookieOf = (res: request.Response, name: string) => ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith(`${name}=`));
 
 describe('console sessions', () => {
   it('signing in sets an HttpOnly, SameSite=Strict cookie scoped to /console that expires with the idle timeout', async () => {
     const c = consoleApp({ sessionMinutes: 30 });
-    const agent = request.agent(c.server);
-    const form = await agent.get('/console/sign-in').expect(200);
-    const res = await agent
-      .post('/console/sign-in')
-      .type('form')
-      .send({ token: OPERATOR_TOKEN, csrf: csrfOf(form.text) })
-      .expect(303);
+    const { res } = await signInThroughForm(c);
     expect(res.headers.location).toBe('/console');
     const cookie = cookieOf(res, 'emr_bridge_session')!;
     expect(cookie).toMatch(/^emr_bridge_session=[A-Za-z0-9_-]{43};/);
@@ -125,13 +119,7 @@ describe('console sessions', () => {
 describe('console sessions across replicas', () => {
   /** Signs in on `c` and gives the session cookie, to present to any replica. */
   async function sessionCookieFrom(c: ReturnType<typeof consoleApp>): Promise<string> {
-    const agent = request.agent(c.server);
-    const form = await agent.get('/console/sign-in').expect(200);
-    const res = await agent
-      .post('/console/sign-in')
-      .type('form')
-      .send({ token: OPERATOR_TOKEN, csrf: csrfOf(form.text) })
-      .expect(303);
+    const { res } = await signInThroughForm(c);
     return cookieOf(res, 'emr_bridge_session')!.split(';')[0]!;
   }
 

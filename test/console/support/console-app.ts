@@ -70,14 +70,19 @@ export function csrfOf(html: string): string {
   return m[1]!;
 }
 
-/** A supertest agent signed in with `token` (through the sign-in form, as a browser would). */
-export async function signedIn(c: ConsoleApp, token = OPERATOR_TOKEN) {
+/** Signs in with `token` through the sign-in form, as a browser would: the agent (keeping its cookies) and the answer. */
+export async function signInThroughForm(c: ConsoleApp, token = OPERATOR_TOKEN) {
   const agent = request.agent(c.server);
   const form = await agent.get('/console/sign-in').expect(200);
-  await agent
+  const res = await agent
     .post('/console/sign-in')
     .type('form')
     .send({ token, csrf: csrfOf(form.text) })
     .expect(303);
-  return agent;
+  return { agent, res };
+}
+
+/** A supertest agent signed in with `token`. */
+export async function signedIn(c: ConsoleApp, token = OPERATOR_TOKEN) {
+  return (await signInThroughForm(c, token)).agent;
 }

@@ -28,20 +28,27 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { migratePostgres } from '../src/storage/postgres/migrate.ts';
 import { createPool } from '../src/storage/postgres/pool.ts';
-import { cpuSeconds, deliveriesFor, KEY_ID, SECRET, startServer, WEBHOOK_PATH } from './receiver-wrk.ts';
+import {
+  CONNECTIONS,
+  cpuSeconds,
+  deliveriesFor,
+  KEY_ID,
+  median,
+  ROUNDS,
+  SECONDS,
+  SECRET,
+  startServer,
+  THREADS,
+  WARMUP_DELIVERIES,
+  WARMUP_SECONDS,
+  WEBHOOK_PATH,
+} from './receiver-wrk.ts';
 import { type Child, ROOT, startChild } from './support/child.ts';
 import { type PostgresServer, postgresCpuSeconds, startEmbeddedPostgres } from './support/embedded-postgres.ts';
 import { writeRequestsFile } from './wrk/requests-file.ts';
 import { requireWrk, runWrk, type WrkResult } from './wrk/run-wrk.ts';
 
-const SECONDS = Number(process.env.BENCH_WRK_SECONDS ?? 10);
-const WARMUP_SECONDS = 3;
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-/** wrk's load threads and connections in all, shared equally among the replicas. */
-const THREADS = 2;
-const CONNECTIONS = 50;
-/** Deliveries per replica for the warm-up: more than a 3 s warm-up can use at this machine's pace. */
-const WARMUP_DELIVERIES = 40_000;
+// wrk's THREADS and CONNECTIONS are shared equally among the replicas; WARMUP_DELIVERIES are per replica.
 
 type Engine = 'sqlite' | 'postgres-1' | 'postgres-2';
 type Part = 'receiver-app' | 'serve';
@@ -241,11 +248,6 @@ async function measure(server: PostgresServer, setup: Setup, round: number): Pro
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 export async function benchReceiverPostgres(): Promise<{ rows: Record<string, string | number>[]; ok: boolean }> {
   requireWrk();

@@ -28,13 +28,14 @@ export const KEY_ID = 'key_bench_0001';
 export const SECRET = 'whsec_bench_secret_0001';
 export const WEBHOOK_PATH = '/webhooks/service';
 
-const SECONDS = Number(process.env.BENCH_WRK_SECONDS ?? 10);
-const WARMUP_SECONDS = 3;
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const THREADS = 2;
-const CONNECTIONS = 50;
+// The load, shared with ./receiver-postgres.ts: a measured run, its warm-up, rounds, wrk's threads and connections.
+export const SECONDS = Number(process.env.BENCH_WRK_SECONDS ?? 10);
+export const WARMUP_SECONDS = 3;
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+export const THREADS = 2;
+export const CONNECTIONS = 50;
 /** Enough for a warm-up of the storing servers without a repeated delivery (they stay well under 13,000/s here). */
-const WARMUP_DELIVERIES = 40_000;
+export const WARMUP_DELIVERIES = 40_000;
 /** Bare node:http stores nothing, so repeats do not matter there: its file is capped. */
 const BARE_MAX_DELIVERIES = 120_000;
 /** A storing server must never see a delivery twice: at least this many, more when the warm-up was fast. */
@@ -199,7 +200,7 @@ function checkInbox(dbPath: string, runs: WrkResult[]): NonNullable<Measurement[
   return { rows, acknowledged, sent, problems };
 }
 
-const median = (xs: number[]) => {
+export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };

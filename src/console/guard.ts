@@ -10,6 +10,7 @@ import { CSRF_FIELD, sameToken } from './csrf.ts';
 import type { ConsoleContext } from './deps.ts';
 import { badForm, ConsolePageError, noRights } from './errors.ts';
 import { readForm } from './form.ts';
+import { type PageOptions, renderPage } from './layout.ts';
 import { clearCookie, SESSION_COOKIE, sessionCookie, setSessionCookie, type ConsoleSession } from './session.ts';
 
 export async function audit(c: ConsoleContext, ctx: Context, actor: string, action: string, targets: string[], outcome: AuditOutcome): Promise<void> {
@@ -63,6 +64,13 @@ export const sessionOf = (ctx: Context): ConsoleSession => ctx.state.session as 
 /** The one-time message for this page, taken from the session. */
 export function takeFlash(c: ConsoleContext, ctx: Context): Promise<string | undefined> {
   return c.sessions.takeFlash(sessionOf(ctx));
+}
+
+/** Answers a page of the signed-in session, with the one-time message waiting for it, if any. */
+export async function sendPage(c: ConsoleContext, ctx: Context, page: Omit<PageOptions, 'session' | 'flash'>): Promise<void> {
+  const flash = await takeFlash(c, ctx);
+  ctx.type = 'html';
+  ctx.body = renderPage({ ...page, session: sessionOf(ctx), ...(flash ? { flash } : {}) });
 }
 
 /** A GET that leads to an operator action (its confirmation step): a viewer gets the 403 page, audited. */

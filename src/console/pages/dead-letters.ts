@@ -9,7 +9,7 @@ import { csrfField } from '../csrf.ts';
 import { ConsolePageError } from '../errors.ts';
 import { when } from '../format.ts';
 import { param, params } from '../form.ts';
-import { consoleAction, mustBeAllowed, redirectWith, sessionOf, takeFlash } from '../guard.ts';
+import { consoleAction, mustBeAllowed, redirectWith, sessionOf, sendPage } from '../guard.ts';
 import { html, query } from '../html.ts';
 import { renderPage } from '../layout.ts';
 
@@ -39,13 +39,9 @@ async function listPage(c: ConsoleContext, ctx: Context): Promise<void> {
 <td class="reason">${e.reason ?? ''}</td><td class="num">${e.attempts}</td><td>${when(e.receivedAt)}</td>
 <td><a href="${HOME}/confirm${query({ eventId: e.eventId })}" aria-label="Replay ${e.eventId}">Replay…</a></td></tr>`,
   );
-  const flash = await takeFlash(c, ctx);
-  ctx.type = 'html';
-  ctx.body = renderPage({
+  await sendPage(c, ctx, {
     title: 'Dead letters',
-    session: sessionOf(ctx),
     current: 'dead-letters',
-    ...(flash ? { flash } : {}),
     body: html`<div class="grid">
 <form class="card search" method="get" action="${HOME}" role="search" aria-label="Filter dead letters">
 <div class="field"><label for="f-type">Event type</label><input id="f-type" name="type" type="search" value="${type ?? ''}"></div>

@@ -7,7 +7,7 @@ import { csrfField } from '../csrf.ts';
 import type { DocumentDetail } from '../data.ts';
 import { ConsolePageError, notFound } from '../errors.ts';
 import { badge, when } from '../format.ts';
-import { consoleAction, mustBeAllowed, redirectWith, sessionOf, takeFlash } from '../guard.ts';
+import { consoleAction, mustBeAllowed, redirectWith, sessionOf, sendPage } from '../guard.ts';
 import { html } from '../html.ts';
 import { renderPage } from '../layout.ts';
 
@@ -21,13 +21,9 @@ async function load(c: ConsoleContext, ctx: Context): Promise<DocumentDetail> {
 
 async function documentPage(c: ConsoleContext, ctx: Context, d: DocumentDetail): Promise<void> {
   const history = d.history.map((h) => html`<tr><td>${when(h.at)}</td><td>${badge(h.status)}</td><td>${h.detail ?? ''}</td></tr>`);
-  const flash = await takeFlash(c, ctx);
-  ctx.type = 'html';
-  ctx.body = renderPage({
+  await sendPage(c, ctx, {
     title: `Document ${d.externalId}`,
-    session: sessionOf(ctx),
     current: 'documents',
-    ...(flash ? { flash } : {}),
     body: html`<section class="card" aria-labelledby="doc-h"><h2 id="doc-h">Now</h2><dl class="facts">
 <div><dt>Type</dt><dd>${d.documentType}</dd></div>
 <div><dt>Status</dt><dd id="document-status">${badge(d.status)}</dd></div>

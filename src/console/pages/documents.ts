@@ -5,9 +5,8 @@ import type { Context } from 'koa';
 import type { ConsoleContext } from '../deps.ts';
 import { badge, when } from '../format.ts';
 import { param } from '../form.ts';
-import { sessionOf, takeFlash } from '../guard.ts';
+import { sendPage } from '../guard.ts';
 import { html, query } from '../html.ts';
-import { renderPage } from '../layout.ts';
 
 export const DOCUMENT_STATUSES = ['queued', 'HELD', 'FAILED', 'REJECTED', 'SENT', 'SUPPRESSED'] as const;
 const PAGE_SIZE = 50;
@@ -23,13 +22,9 @@ async function documentsPage(c: ConsoleContext, ctx: Context): Promise<void> {
     (d) => html`<tr><td><a href="/console/documents/${encodeURIComponent(d.externalId)}"><code>${d.externalId}</code></a></td><td>${d.documentType}</td>
 <td>${badge(d.status)}</td><td>${d.errorCode ?? ''}</td><td>${when(d.createdAt)}</td><td>${when(d.updatedAt)}</td></tr>`,
   );
-  const flash = await takeFlash(c, ctx);
-  ctx.type = 'html';
-  ctx.body = renderPage({
+  await sendPage(c, ctx, {
     title: 'Documents',
-    session: sessionOf(ctx),
     current: 'documents',
-    ...(flash ? { flash } : {}),
     body: html`<nav aria-label="By status"><ul class="tabs">${tabs}</ul></nav>
 <section class="card" aria-labelledby="docs-h"><h2 id="docs-h">${status ? html`Status ${status}` : 'Every status'}</h2>
 ${

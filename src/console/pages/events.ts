@@ -6,9 +6,8 @@ import type { EventQuery, EventSummary } from '../data.ts';
 import type { ConsoleContext } from '../deps.ts';
 import { badge, parseTimeInput, timeInputValue, when } from '../format.ts';
 import { param } from '../form.ts';
-import { sessionOf, takeFlash } from '../guard.ts';
+import { sendPage } from '../guard.ts';
 import { html, query } from '../html.ts';
-import { renderPage } from '../layout.ts';
 
 export const EVENT_STATES = ['pending', 'retrying', 'applied', 'discarded_stale', 'dead', 'dismissed'] as const;
 const PAGE_SIZE = 50;
@@ -74,13 +73,9 @@ async function eventsPage(c: ConsoleContext, ctx: Context): Promise<void> {
   const page = await c.data.events(q);
   const keep = { ...f, since: since === undefined ? undefined : timeInputValue(since), until: until === undefined ? undefined : timeInputValue(until) };
   const ignored = (f.since && since === undefined) || (f.until && until === undefined);
-  const flash = await takeFlash(c, ctx);
-  ctx.type = 'html';
-  ctx.body = renderPage({
+  await sendPage(c, ctx, {
     title: 'Events',
-    session: sessionOf(ctx),
     current: 'events',
-    ...(flash ? { flash } : {}),
     body: html`${searchForm(f, since, until)}
 ${ignored ? html`<p class="error" role="alert">A time could not be read and was ignored; use the picker or 2026-01-15T10:00.</p>` : ''}
 <section class="card" aria-labelledby="results-h"><h2 id="results-h">Results</h2>

@@ -5,9 +5,8 @@ import type Router from '@koa/router';
 import type { ConsoleContext } from '../deps.ts';
 import type { Overview } from '../data.ts';
 import { badge, duration, when } from '../format.ts';
-import { sessionOf, takeFlash } from '../guard.ts';
+import { sendPage } from '../guard.ts';
 import { html, query } from '../html.ts';
-import { renderPage } from '../layout.ts';
 
 function components(o: Overview) {
   const rows = o.components.map(
@@ -46,13 +45,9 @@ function documents(o: Overview) {
 export function registerOverview(router: Router, c: ConsoleContext): void {
   router.get('/', async (ctx) => {
     const o = await c.data.overview();
-    const flash = await takeFlash(c, ctx);
-    ctx.type = 'html';
-    ctx.body = renderPage({
+    await sendPage(c, ctx, {
       title: 'Overview',
-      session: sessionOf(ctx),
       current: 'overview',
-      ...(flash ? { flash } : {}),
       styles: ['uplot.min.css'],
       scripts: ['uplot.iife.min.js', 'overview.js'],
       body: html`<div class="grid">

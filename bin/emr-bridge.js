@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The `emr-bridge` command. TypeScript sources run through tsx's loader, so `npm ci` needs no build step.
+import './require-node.js';
 import { register } from 'tsx/esm/api';
 
 register();

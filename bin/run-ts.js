@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // Runs one TypeScript file (the benchmarks) through tsx's loader: `node bin/run-ts.js bench/index.ts`.
+import './require-node.js';
 import { register } from 'tsx/esm/api';
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';

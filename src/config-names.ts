@@ -33,10 +33,20 @@ export function closestName(name: string, known: readonly string[]): string {
   return known.reduce((best, k) => (distance(name, k) < distance(name, best) ? k : best), known[0]!);
 }
 
-/** One problem per variable that looks like a setting and is none, naming the closest known one. */
+/**
+ * One problem per variable that looks like a setting and is none, naming the closest known one. Only secrets
+ * have a `<NAME>_FILE` variant (those in `known`); another setting's `_FILE` (FHIR_BASE_URL_FILE) says so.
+ */
 export function unknownSettings(env: Record<string, string>, known: readonly string[]): string[] {
   const knownSet = new Set(known);
+  const fileVariants = known.filter((k) => k.endsWith('_FILE') && knownSet.has(k.slice(0, -'_FILE'.length)));
+  const problem = (name: string): string => {
+    const base = name.endsWith('_FILE') ? name.slice(0, -'_FILE'.length) : '';
+    if (knownSet.has(base) && fileVariants.length)
+      return `${name}: not a setting of emr-bridge; only secrets are read from a file (${fileVariants.join(', ')}), so set ${base} itself`;
+    return `${name}: not a setting of emr-bridge; did you mean ${closestName(name, known)}?`;
+  };
   return Object.entries(env)
     .filter(([name, value]) => SETTING_PREFIXES.some((p) => name.startsWith(p)) && !knownSet.has(name) && !isServiceLink(name, value))
-    .map(([name]) => `${name}: not a setting of emr-bridge; did you mean ${closestName(name, known)}?`);
+    .map(([name]) => problem(name));
 }

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import cron from 'node-cron';
 import { z } from 'zod';
 import { unknownSettings } from './config-names.ts';
+import { fileSetting, overlaySettings, readSecretFile, resolveSecretFiles, type SecretFileReader } from './config-secrets.ts';
 import { ConfigError } from './errors.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -103,6 +104,19 @@ const schema = z.object({
 
 export type RawSettings = z.input<typeof schema>;
 
+/**
+ * The settings that hold a secret (not a path to one, as FHIR_PRIVATE_KEY_PATH is): each may instead be read
+ * from a file named by `<NAME>_FILE` (src/config-secrets.ts), kept out of the environment.
+ */
+export const SECRET_SETTINGS = [
+  'DATABASE_URL',
+  'SERVICE_API_KEY',
+  'SERVICE_SIGNING_SECRETS',
+  'FHIR_BEARER_TOKEN',
+  'ADMIN_TOKEN',
+] as const satisfies readonly (keyof RawSettings)[];
+const SECRET_FILE_SETTINGS: readonly string[] = SECRET_SETTINGS.map(fileSetting);
+
 /** How the adapter signs in to the EMR (FHIR_AUTH and the settings that go with each mode). */
 export type FhirAuthConfig =
   | { mode: 'none' }
@@ -186,7 +200,10 @@ export interface Config {
   bundled: { service: boolean; fhir: boolean };
 }
 
-/** Parses settings; throws ConfigError naming every bad setting. Pure: give it any record of strings. */
+/**
+ * Parses settings; throws ConfigError naming every bad setting. Pure: give it any record of strings. It reads
+ * no file: `<NAME>_FILE` settings are read before it (loadConfigFrom), and refused here if still unread.
+ */
 export function parseConfig(env: Record<string, string | undefined>): Config {
   // An empty value means unset, as in `SERVICE_BASE_URL= npm start`.
   const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
@@ -196,6 +213,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   }
   const s = parsed.data;
   const problems: string[] = unknownSettings(given as Record<string, string>, SETTING_NAMES);
+  for (const name of SECRET_FILE_SETTINGS.filter((n) => n in given))
+    problems.push(`${name}: files are read by loadConfig/loadConfigFrom, not parseConfig; pass the value itself`);
   const bundled = deploymentProblems(s, problems);
   databaseProblems(s, problems);
   if (s.ADMIN_TOKEN !== undefined && s.ADMIN_TOKEN.length < 16) problems.push('ADMIN_TOKEN: must be at least 16 characters');
@@ -263,8 +282,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   };
 }
 
-/** Every setting emr-bridge reads (the README and .env.example document each; a test checks). */
-export const SETTING_NAMES: readonly string[] = Object.keys(schema.shape);
+/** Every setting emr-bridge reads, the secrets' `_FILE` variants too (the README and .env.example document each; a test checks). */
+export const SETTING_NAMES: readonly string[] = [...Object.keys(schema.shape), ...SECRET_FILE_SETTINGS];
 const isLoopback = (url: string) => ['localhost', '127.0.0.1', '[::1]'].includes(new URL(url).hostname) || new URL(url).hostname.startsWith('127.');
 
 /**
@@ -376,8 +395,25 @@ export function readDotEnv(path: string): Record<string, string> {
   return out;
 }
 
+/**
+ * Settings with the secrets' `<NAME>_FILE` files read in, then parsed: throws one ConfigError with every
+ * problem of both steps. A secret whose file failed is named once, by that failure (not again as missing).
+ */
+export function loadConfigFrom(env: Record<string, string | undefined>, readFile: SecretFileReader = readSecretFile): Config {
+  const secrets = resolveSecretFiles(env, SECRET_SETTINGS, readFile);
+  let config: Config;
+  try {
+    config = parseConfig(secrets.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError) || !secrets.problems.length) throw err;
+    const followsFromFailed = (problem: string) => secrets.failed.some((name) => problem.startsWith(`${name}:`));
+    throw new ConfigError([...secrets.problems, ...err.problems.filter((p) => !followsFromFailed(p))]);
+  }
+  if (secrets.problems.length) throw new ConfigError(secrets.problems);
+  return config;
+}
+
 /** The process's settings: .env in the working directory, then the environment, then command-line overrides. */
 export function loadConfig(overrides: Record<string, string | undefined> = {}): Config {
-  const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
-  return parseConfig({ ...readDotEnv(resolve('.env')), ...process.env, ...defined });
+  return loadConfigFrom(overlaySettings([readDotEnv(resolve('.env')), process.env, overrides], SECRET_SETTINGS));
 }

@@ -28,7 +28,7 @@ export interface TestDatabase {
 function server(): Exclude<ProvidedPostgres, { error: string }> {
   const provided = inject('postgres');
   if (!provided) throw new Error('no PostgreSQL server: test/support/postgres-global-setup.ts is not in vitest.config.ts globalSetup');
-  if ('error' in provided) throw new Error(`the test PostgreSQL server did not start: ${provided.error}`);
+  if ('error' in provided) throw new Error(`PostgreSQL for the tests could not start: ${provided.error}`);
   return provided;
 }
 

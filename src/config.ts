@@ -4,35 +4,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import cron from 'node-cron';
 import { z } from 'zod';
+import { baseUrlOrBundled, csv, int, isLoopback } from './config-schema.ts';
 import { unknownSettings } from './config-names.ts';
 import { fileSetting, overlaySettings, readSecretFile, resolveSecretFiles, type SecretFileReader } from './config-secrets.ts';
+import type { EmrAddressSetting, EmrSettingsContext } from './emr/settings-context.ts';
+import { EMR_PROTOCOLS, EMR_SETTINGS, EMR_SETTINGS_SHAPE, type EmrConfig } from './emr/settings.ts';
 import { ConfigError } from './errors.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(def);
-const optionalUrl = z
-  .string()
-  .trim()
-  .transform((s) => (s === '' ? undefined : s.replace(/\/+$/, '')))
-  .pipe(z.url({ protocol: /^https?$/ }).optional())
-  .optional();
-/** A base URL, or the word `bundled` for the bundled part (the simulator, the FHIR server). */
-const baseUrlOrBundled = z
-  .string()
-  .trim()
-  .transform((s) => (s === '' ? undefined : s.replace(/\/+$/, '')))
-  .pipe(z.union([z.literal('bundled'), z.url({ protocol: /^https?$/ })]).optional())
-  .optional();
-const csv = z
-  .string()
-  .optional()
-  .transform((s) =>
-    (s ?? '')
-      .split(',')
-      .map((x) => x.trim())
-      .filter(Boolean),
-  );
 
 const schema = z.object({
   NODE_ENV: z.string().optional(),
@@ -50,23 +29,8 @@ const schema = z.object({
   SERVICE_TIMEOUT_MS: int(10_000, 100),
   WEBHOOK_TOLERANCE_SECONDS: int(300, 1, 86_400),
   WEBHOOK_MAX_BODY_BYTES: int(256 * 1024, 1024, 16 * 1024 * 1024),
-  FHIR_BASE_URL: baseUrlOrBundled,
-  FHIR_IDENTIFIER_SYSTEM: z.string().min(1).default('urn:emr-bridge:service'),
-  FHIR_TIMEOUT_MS: int(10_000, 100),
-  FHIR_LAB_REPORT_TYPE_CODES: csv.transform((v) => (v.length ? v : ['http://loinc.org|11502-2'])),
-  FHIR_PRESCRIPTION_TYPE_CODES: csv.transform((v) => (v.length ? v : ['http://loinc.org|57833-6'])),
-  FHIR_AUTH: z.enum(['none', 'bearer', 'smart']).optional(),
-  FHIR_BEARER_TOKEN: z.string().optional(),
-  FHIR_CLIENT_ID: z.string().optional(),
-  FHIR_PRIVATE_KEY_PATH: z.string().optional(),
-  FHIR_KEY_ID: z.string().optional(),
-  FHIR_TOKEN_URL: optionalUrl,
-  FHIR_SCOPES: z
-    .string()
-    .optional()
-    .transform((s) => (s ?? '').split(/\s+/).filter(Boolean)),
-  // A document's content read from the EMR (a Binary's JSON is a third larger than the 15 MB file it holds).
-  FHIR_MAX_CONTENT_BYTES: int(25 * 1024 * 1024, 1024),
+  // The EMR module (src/emr/settings.ts); its own settings follow from EMR_SETTINGS_SHAPE.
+  EMR_PROTOCOL: z.enum(EMR_PROTOCOLS).default('fhir'),
   ADMIN_TOKEN: z.string().optional(),
   // Named admin credentials with roles (src/access/credentials-file.ts), read and checked at start.
   ADMIN_CREDENTIALS_FILE: z.string().optional(),
@@ -100,7 +64,11 @@ const schema = z.object({
   PUSHER_CONCURRENCY: int(16, 1, 64),
   PUSHER_HELD_POLL_BATCH: int(50, 1, 1_000),
   SIMULATOR_DATABASE_PATH: z.string().optional(),
+  ...EMR_SETTINGS_SHAPE,
 });
+
+/** `serve` checks every rule; `tools` (migrate, backup, the admin commands) the settings' forms and storage only. */
+export type ConfigScope = 'serve' | 'tools';
 
 export type RawSettings = z.input<typeof schema>;
 
@@ -117,15 +85,9 @@ export const SECRET_SETTINGS = [
 ] as const satisfies readonly (keyof RawSettings)[];
 const SECRET_FILE_SETTINGS: readonly string[] = SECRET_SETTINGS.map(fileSetting);
 
-/** How the adapter signs in to the EMR (FHIR_AUTH and the settings that go with each mode). */
-export type FhirAuthConfig =
-  | { mode: 'none' }
-  | { mode: 'bearer'; token: string }
-  | { mode: 'smart'; clientId: string; privateKeyPath: string; keyId?: string; tokenUrl?: string; scopes?: string[] };
-
-/** The client id and key file zero-configuration mode registers with the bundled FHIR server. */
-export const BUNDLED_FHIR_CLIENT_ID = 'emr-bridge';
-export const BUNDLED_FHIR_KEY_FILE = 'fhir-client-key.pem';
+export type { FhirAuthConfig } from './emr/fhir/settings.ts';
+export { BUNDLED_FHIR_CLIENT_ID, BUNDLED_FHIR_KEY_FILE } from './emr/fhir/settings.ts';
+export type { EmrConfig } from './emr/settings.ts';
 
 export interface Config {
   port: number;
@@ -145,16 +107,8 @@ export interface Config {
     timeoutMs: number;
   };
   webhook: { toleranceSeconds: number; maxBodyBytes: number };
-  /** Unset baseUrl means: start the bundled FHIR server. */
-  fhir: {
-    baseUrl?: string;
-    identifierSystem: string;
-    timeoutMs: number;
-    labReportTypeCodes: string[];
-    prescriptionTypeCodes: string[];
-    auth: FhirAuthConfig;
-    maxContentBytes: number;
-  };
+  /** EMR_PROTOCOL and the chosen module's own settings (src/emr/settings.ts). */
+  emr: EmrConfig;
   adminToken?: string;
   /** ADMIN_CREDENTIALS_FILE: the named admin credentials (absolute path); read and checked at start. */
   adminCredentialsFile?: string;
@@ -194,17 +148,17 @@ export interface Config {
   };
   simulator: { databasePath?: string };
   /**
-   * Which parts run bundled: both when neither SERVICE_BASE_URL nor FHIR_BASE_URL is set (`npm start` on a
-   * fresh machine); otherwise only a side whose setting says `bundled`.
+   * Which parts run bundled: both when neither SERVICE_BASE_URL nor the EMR's address (FHIR_BASE_URL) is set
+   * (`npm start` on a fresh machine); otherwise only a side whose setting says `bundled`.
    */
-  bundled: { service: boolean; fhir: boolean };
+  bundled: { service: boolean; emr: boolean };
 }
 
 /**
  * Parses settings; throws ConfigError naming every bad setting. Pure: give it any record of strings. It reads
  * no file: `<NAME>_FILE` settings are read before it (loadConfigFrom), and refused here if still unread.
  */
-export function parseConfig(env: Record<string, string | undefined>): Config {
+export function parseConfig(env: Record<string, string | undefined>, scope: ConfigScope = 'serve'): Config {
   // An empty value means unset, as in `SERVICE_BASE_URL= npm start`.
   const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''));
   const parsed = schema.safeParse(given);
@@ -215,16 +169,21 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const problems: string[] = unknownSettings(given as Record<string, string>, SETTING_NAMES);
   for (const name of SECRET_FILE_SETTINGS.filter((n) => n in given))
     problems.push(`${name}: files are read by loadConfig/loadConfigFrom, not parseConfig; pass the value itself`);
-  const bundled = deploymentProblems(s, problems);
+  const emrAddress = EMR_SETTINGS[s.EMR_PROTOCOL].address;
+  const rules: string[] = [];
+  const bundled = deploymentProblems(s, emrAddress, rules);
   databaseProblems(s, problems);
   if (s.ADMIN_TOKEN !== undefined && s.ADMIN_TOKEN.length < 16) problems.push('ADMIN_TOKEN: must be at least 16 characters');
   if (s.RETENTION_AUDIT_DAYS < s.RETENTION_EVENT_ID_DAYS)
     problems.push('RETENTION_AUDIT_DAYS: must not be below RETENTION_EVENT_ID_DAYS (the audit trail outlives the events it names)');
   if (s.PROCESSOR_BACKOFF_MAX_MS < s.PROCESSOR_BACKOFF_BASE_MS) problems.push('PROCESSOR_BACKOFF_MAX_MS: must not be below PROCESSOR_BACKOFF_BASE_MS');
   if (s.PUSHER_BACKOFF_MAX_MS < s.PUSHER_BACKOFF_BASE_MS) problems.push('PUSHER_BACKOFF_MAX_MS: must not be below PUSHER_BACKOFF_BASE_MS');
-  leaseProblems(s, problems);
   const dataDir = resolve(s.DATA_DIR);
-  const fhirAuth = fhirAuthFrom(s, dataDir, problems);
+  const production = s.NODE_ENV === 'production';
+  const emr = emrConfigFrom(s, { dataDir, production, bundled: bundled.emr, isLoopback }, rules);
+  leaseProblems(s, emr, rules);
+  // The deployment and lease rules are the adapter's: a tool (migrate, backup) needs the storage settings only.
+  if (scope === 'serve') problems.push(...rules);
   if (problems.length) throw new ConfigError(problems);
 
   return {
@@ -241,21 +200,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       timeoutMs: s.SERVICE_TIMEOUT_MS,
     },
     webhook: { toleranceSeconds: s.WEBHOOK_TOLERANCE_SECONDS, maxBodyBytes: s.WEBHOOK_MAX_BODY_BYTES },
-    fhir: {
-      ...(s.FHIR_BASE_URL && !bundled.fhir ? { baseUrl: s.FHIR_BASE_URL } : {}),
-      identifierSystem: s.FHIR_IDENTIFIER_SYSTEM,
-      timeoutMs: s.FHIR_TIMEOUT_MS,
-      labReportTypeCodes: s.FHIR_LAB_REPORT_TYPE_CODES,
-      prescriptionTypeCodes: s.FHIR_PRESCRIPTION_TYPE_CODES,
-      auth: fhirAuth,
-      maxContentBytes: s.FHIR_MAX_CONTENT_BYTES,
-    },
+    emr,
     ...(s.ADMIN_TOKEN ? { adminToken: s.ADMIN_TOKEN } : {}),
     ...(s.ADMIN_CREDENTIALS_FILE ? { adminCredentialsFile: resolve(s.ADMIN_CREDENTIALS_FILE) } : {}),
     adminMaxBodyBytes: s.ADMIN_MAX_BODY_BYTES,
     console: { sessionMinutes: s.CONSOLE_SESSION_MINUTES },
     ...(s.ADMIN_PORT !== undefined || s.ADMIN_HOST ? { admin: { host: s.ADMIN_HOST ?? s.HOST, port: s.ADMIN_PORT ?? 0 } } : {}),
-    production: s.NODE_ENV === 'production',
+    production,
     logLevel: s.LOG_LEVEL,
     processor: {
       maxAttempts: s.PROCESSOR_MAX_ATTEMPTS,
@@ -284,21 +235,21 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
 
 /** Every setting emr-bridge reads, the secrets' `_FILE` variants too (the README and .env.example document each; a test checks). */
 export const SETTING_NAMES: readonly string[] = [...Object.keys(schema.shape), ...SECRET_FILE_SETTINGS];
-const isLoopback = (url: string) => ['localhost', '127.0.0.1', '[::1]'].includes(new URL(url).hostname) || new URL(url).hostname.startsWith('127.');
 
 /**
  * The deployment rules: which parts are bundled, and that none is by accident. With nothing set, both are
  * (zero configuration). Once one side is set, the other must be too, to an address or to `bundled`; in
- * production nothing is bundled, addresses are https (loopback excepted) and the admin token is set.
+ * production nothing is bundled, addresses are https (loopback excepted) and the admin token is set. The EMR's
+ * side is the chosen module's address setting (FHIR_BASE_URL); its other production rules are the module's.
  */
-function deploymentProblems(s: z.output<typeof schema>, problems: string[]): Config['bundled'] {
-  const zeroConfiguration = !s.SERVICE_BASE_URL && !s.FHIR_BASE_URL;
-  const bundled = { service: zeroConfiguration || s.SERVICE_BASE_URL === 'bundled', fhir: zeroConfiguration || s.FHIR_BASE_URL === 'bundled' };
+function deploymentProblems(s: z.output<typeof schema>, emr: EmrAddressSetting, problems: string[]): Config['bundled'] {
+  const emrAddress = (s as Record<string, unknown>)[emr.name] as string | undefined;
+  const zeroConfiguration = !s.SERVICE_BASE_URL && !emrAddress;
+  const bundled = { service: zeroConfiguration || s.SERVICE_BASE_URL === 'bundled', emr: zeroConfiguration || emrAddress === 'bundled' };
   if (!zeroConfiguration) {
     if (!s.SERVICE_BASE_URL)
-      problems.push("SERVICE_BASE_URL: required once FHIR_BASE_URL is set (the service's address, or `bundled` for the bundled simulator)");
-    if (!s.FHIR_BASE_URL)
-      problems.push("FHIR_BASE_URL: required once SERVICE_BASE_URL is set (the EMR's FHIR base URL, or `bundled` for the bundled FHIR server)");
+      problems.push(`SERVICE_BASE_URL: required once ${emr.name} is set (the service's address, or \`bundled\` for the bundled simulator)`);
+    if (!emrAddress) problems.push(`${emr.name}: required once SERVICE_BASE_URL is set (${emr.what}, or \`bundled\` for ${emr.bundledPart})`);
   }
   if (s.SERVICE_BASE_URL && !bundled.service) {
     if (!s.SERVICE_API_KEY) problems.push('SERVICE_API_KEY: required when SERVICE_BASE_URL is set');
@@ -308,15 +259,19 @@ function deploymentProblems(s: z.output<typeof schema>, problems: string[]): Con
   }
   if (s.NODE_ENV === 'production') {
     if (bundled.service) problems.push("SERVICE_BASE_URL: NODE_ENV=production runs no bundled part; set the service's https address");
-    if (bundled.fhir) problems.push("FHIR_BASE_URL: NODE_ENV=production runs no bundled part; set the EMR's https FHIR base URL");
-    for (const name of ['SERVICE_BASE_URL', 'FHIR_BASE_URL', 'FHIR_TOKEN_URL'] as const) {
-      const url = s[name];
-      if (url && url !== 'bundled' && !url.startsWith('https://') && !isLoopback(url))
-        problems.push(`${name}: must be https with NODE_ENV=production (loopback excepted)`);
-    }
+    if (bundled.emr) problems.push(`${emr.name}: NODE_ENV=production runs no bundled part; set ${emr.what.replace(/^the EMR's /, "the EMR's https ")}`);
+    const url = s.SERVICE_BASE_URL;
+    if (url && url !== 'bundled' && !url.startsWith('https://') && !isLoopback(url))
+      problems.push('SERVICE_BASE_URL: must be https with NODE_ENV=production (loopback excepted)');
     if (!s.ADMIN_TOKEN) problems.push('ADMIN_TOKEN: required with NODE_ENV=production (never generated)');
   }
   return bundled;
+}
+
+/** EMR_PROTOCOL's module reads its own settings (src/emr/settings.ts); the others' are checked for form only. */
+function emrConfigFrom(s: z.output<typeof schema>, ctx: EmrSettingsContext, problems: string[]): EmrConfig {
+  const protocol = s.EMR_PROTOCOL;
+  return { protocol, bundled: ctx.bundled, settings: EMR_SETTINGS[protocol].parse(s, ctx, problems) };
 }
 
 /**
@@ -326,14 +281,15 @@ function deploymentProblems(s: z.output<typeof schema>, problems: string[]): Con
  * to the service ends within that half. An event is applied under its lease through FHIR calls, so a lease
  * shorter than two of them would let another replica apply the entity's next event before this call lands.
  */
-function leaseProblems(s: z.output<typeof schema>, problems: string[]): void {
+function leaseProblems(s: z.output<typeof schema>, emr: EmrConfig, problems: string[]): void {
   if (s.PUSHER_LEASE_MS < 2 * s.SERVICE_TIMEOUT_MS)
     problems.push(
       `PUSHER_LEASE_MS: must be at least twice SERVICE_TIMEOUT_MS (${s.PUSHER_LEASE_MS} < 2 x ${s.SERVICE_TIMEOUT_MS}): a send starts only while half its lease is left, and a call to the service may take SERVICE_TIMEOUT_MS; raise PUSHER_LEASE_MS or lower SERVICE_TIMEOUT_MS`,
     );
-  if (s.PROCESSOR_LEASE_MS < 2 * s.FHIR_TIMEOUT_MS)
+  const call = EMR_SETTINGS[emr.protocol].callTimeout(emr.settings);
+  if (s.PROCESSOR_LEASE_MS < 2 * call.ms)
     problems.push(
-      `PROCESSOR_LEASE_MS: must be at least twice FHIR_TIMEOUT_MS (${s.PROCESSOR_LEASE_MS} < 2 x ${s.FHIR_TIMEOUT_MS}): an event is applied under its lease, and one FHIR call may take FHIR_TIMEOUT_MS; raise PROCESSOR_LEASE_MS or lower FHIR_TIMEOUT_MS`,
+      `PROCESSOR_LEASE_MS: must be at least twice ${call.setting} (${s.PROCESSOR_LEASE_MS} < 2 x ${call.ms}): an event is applied under its lease, and ${call.what} may take ${call.setting}; raise PROCESSOR_LEASE_MS or lower ${call.setting}`,
     );
 }
 
@@ -358,31 +314,6 @@ function databaseProblems(s: z.output<typeof schema>, problems: string[]): void 
   if (s.DATABASE_PATH) problems.push('DATABASE_PATH: the state is in PostgreSQL once DATABASE_URL is set; unset one of the two');
 }
 
-/**
- * FHIR_AUTH and its settings. Default: `none` beside a configured FHIR_BASE_URL; `smart` against the
- * bundled FHIR server, with a key kept in the data folder, as a production deployment would sign in.
- */
-function fhirAuthFrom(s: z.output<typeof schema>, dataDir: string, problems: string[]): FhirAuthConfig {
-  const bundled = !s.FHIR_BASE_URL || s.FHIR_BASE_URL === 'bundled' || (!s.SERVICE_BASE_URL && !s.FHIR_BASE_URL);
-  const mode = s.FHIR_AUTH ?? (bundled ? 'smart' : 'none');
-  if (mode === 'none') return { mode };
-  if (mode === 'bearer') {
-    if (bundled) problems.push('FHIR_AUTH: the bundled FHIR server signs in with smart (or none), not bearer');
-    if (!s.FHIR_BEARER_TOKEN) problems.push('FHIR_BEARER_TOKEN: required when FHIR_AUTH is bearer');
-    return { mode, token: s.FHIR_BEARER_TOKEN ?? '' };
-  }
-  if (!bundled && !s.FHIR_CLIENT_ID) problems.push('FHIR_CLIENT_ID: required when FHIR_AUTH is smart');
-  if (!bundled && !s.FHIR_PRIVATE_KEY_PATH) problems.push('FHIR_PRIVATE_KEY_PATH: required when FHIR_AUTH is smart');
-  return {
-    mode,
-    clientId: s.FHIR_CLIENT_ID ?? BUNDLED_FHIR_CLIENT_ID,
-    privateKeyPath: s.FHIR_PRIVATE_KEY_PATH ? resolve(s.FHIR_PRIVATE_KEY_PATH) : join(dataDir, BUNDLED_FHIR_KEY_FILE),
-    ...(s.FHIR_KEY_ID ? { keyId: s.FHIR_KEY_ID } : {}),
-    ...(s.FHIR_TOKEN_URL ? { tokenUrl: s.FHIR_TOKEN_URL } : {}),
-    ...(s.FHIR_SCOPES.length ? { scopes: s.FHIR_SCOPES } : {}),
-  };
-}
-
 /** Reads a .env file (KEY=value lines; # comments) without overriding what the environment already has. */
 export function readDotEnv(path: string): Record<string, string> {
   if (!existsSync(path)) return {};
@@ -399,11 +330,11 @@ export function readDotEnv(path: string): Record<string, string> {
  * Settings with the secrets' `<NAME>_FILE` files read in, then parsed: throws one ConfigError with every
  * problem of both steps. A secret whose file failed is named once, by that failure (not again as missing).
  */
-export function loadConfigFrom(env: Record<string, string | undefined>, readFile: SecretFileReader = readSecretFile): Config {
+export function loadConfigFrom(env: Record<string, string | undefined>, readFile: SecretFileReader = readSecretFile, scope: ConfigScope = 'serve'): Config {
   const secrets = resolveSecretFiles(env, SECRET_SETTINGS, readFile);
   let config: Config;
   try {
-    config = parseConfig(secrets.env);
+    config = parseConfig(secrets.env, scope);
   } catch (err) {
     if (!(err instanceof ConfigError) || !secrets.problems.length) throw err;
     const followsFromFailed = (problem: string) => secrets.failed.some((name) => problem.startsWith(`${name}:`));
@@ -414,6 +345,6 @@ export function loadConfigFrom(env: Record<string, string | undefined>, readFile
 }
 
 /** The process's settings: .env in the working directory, then the environment, then command-line overrides. */
-export function loadConfig(overrides: Record<string, string | undefined> = {}): Config {
-  return loadConfigFrom(overlaySettings([readDotEnv(resolve('.env')), process.env, overrides], SECRET_SETTINGS));
+export function loadConfig(overrides: Record<string, string | undefined> = {}, scope: ConfigScope = 'serve'): Config {
+  return loadConfigFrom(overlaySettings([readDotEnv(resolve('.env')), process.env, overrides], SECRET_SETTINGS), readSecretFile, scope);
 }

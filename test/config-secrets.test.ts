@@ -71,7 +71,7 @@ const SECRETS: { name: (typeof SECRET_SETTINGS)[number]; value: string; beside: 
     name: 'FHIR_BEARER_TOKEN',
     value: 'bearer-from-a-file-4',
     beside: { ...real, FHIR_AUTH: 'bearer' },
-    read: (c) => c.fhir.auth,
+    read: (c) => c.emr.settings.auth,
     expected: { mode: 'bearer', token: 'bearer-from-a-file-4' },
   },
   { name: 'ADMIN_TOKEN', value: 'admin-token-from-a-file-5', beside: without('ADMIN_TOKEN'), read: (c) => c.adminToken, expected: 'admin-token-from-a-file-5' },

@@ -25,16 +25,16 @@ function problems(env: Record<string, string>): string[] {
 describe('parseConfig', () => {
   it('starts with no settings at all, on the bundled simulator and FHIR server', () => {
     const c = parseConfig({});
-    expect(c.bundled).toEqual({ service: true, fhir: true });
+    expect(c.bundled).toEqual({ service: true, emr: true });
     expect(c.port).toBe(3000);
     expect(c.webhook.toleranceSeconds).toBe(300);
-    expect(c.fhir.identifierSystem).toBe('urn:emr-bridge:service');
+    expect(c.emr.settings.identifierSystem).toBe('urn:emr-bridge:service');
     expect(c.databasePath).toMatch(/data\/emr-bridge\.db$/);
   });
 
   it('reads a production configuration, trimming the trailing slash and splitting secrets', () => {
     const c = parseConfig(production);
-    expect(c.bundled).toEqual({ service: false, fhir: false });
+    expect(c.bundled).toEqual({ service: false, emr: false });
     expect(c.service.baseUrl).toBe('https://service.example.test');
     expect(c.service.signingSecrets).toEqual(['one', 'two']);
   });
@@ -65,12 +65,12 @@ describe('deployment mode', () => {
 
   it('runs a bundled part beside a real one only when asked for by name', () => {
     const c = parseConfig({ SERVICE_BASE_URL: 'bundled', FHIR_BASE_URL: 'https://emr.example.test/fhir' });
-    expect(c.bundled).toEqual({ service: true, fhir: false });
+    expect(c.bundled).toEqual({ service: true, emr: false });
     expect(c.service.baseUrl).toBeUndefined();
-    expect(c.fhir.baseUrl).toBe('https://emr.example.test/fhir');
+    expect(c.emr.settings.baseUrl).toBe('https://emr.example.test/fhir');
     const d = parseConfig({ ...production, FHIR_BASE_URL: 'bundled' });
-    expect(d.bundled).toEqual({ service: false, fhir: true });
-    expect(d.fhir.auth.mode).toBe('smart');
+    expect(d.bundled).toEqual({ service: false, emr: true });
+    expect(d.emr.settings.auth.mode).toBe('smart');
   });
 
   it('with NODE_ENV=production refuses every bundled part, plain http and a missing admin token', () => {
@@ -88,7 +88,7 @@ describe('deployment mode', () => {
     expect(p).toContain('ADMIN_TOKEN: required with NODE_ENV=production');
     expect(problems({ NODE_ENV: 'production' }).join('\n')).toContain('SERVICE_BASE_URL: NODE_ENV=production runs no bundled part');
     // Loopback is allowed plain: a sidecar or a tunnel on the same machine.
-    expect(parseConfig({ ...production, NODE_ENV: 'production', FHIR_BASE_URL: 'http://127.0.0.1:8103' }).fhir.baseUrl).toBe('http://127.0.0.1:8103');
+    expect(parseConfig({ ...production, NODE_ENV: 'production', FHIR_BASE_URL: 'http://127.0.0.1:8103' }).emr.settings.baseUrl).toBe('http://127.0.0.1:8103');
   });
 
   it('stops at a misspelt setting with the closest known name, and leaves orchestrator variables alone', () => {
@@ -144,8 +144,12 @@ describe('deployment mode', () => {
 describe('FHIR sign-in settings', () => {
   const real = { ...production };
   it('signs in to a configured EMR with nothing by default, and to the bundled one with SMART', () => {
-    expect(parseConfig(real).fhir.auth).toEqual({ mode: 'none' });
-    expect(parseConfig({}).fhir.auth).toMatchObject({ mode: 'smart', clientId: 'emr-bridge', privateKeyPath: expect.stringMatching(/fhir-client-key\.pem$/) });
+    expect(parseConfig(real).emr.settings.auth).toEqual({ mode: 'none' });
+    expect(parseConfig({}).emr.settings.auth).toMatchObject({
+      mode: 'smart',
+      clientId: 'emr-bridge',
+      privateKeyPath: expect.stringMatching(/fhir-client-key\.pem$/),
+    });
   });
 
   it('names what each mode needs', () => {
@@ -165,7 +169,7 @@ describe('FHIR sign-in settings', () => {
       FHIR_TOKEN_URL: 'https://emr.example.test/oauth2/token',
       FHIR_SCOPES: 'system/Patient.rs  system/Appointment.cru',
     });
-    expect(c.fhir.auth).toEqual({
+    expect(c.emr.settings.auth).toEqual({
       mode: 'smart',
       clientId: 'bridge-1',
       privateKeyPath: '/keys/k.pem',

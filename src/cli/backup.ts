@@ -42,7 +42,7 @@ export async function backupCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPECS.backup);
   if (positionals.length) throw new UsageError(`takes no arguments, got ${positionals.join(' ')}`);
   if (values.out === '') throw new UsageError('--out must not be empty');
-  const config = loadConfig();
+  const config = loadConfig({}, 'tools');
   if (config.databaseUrl) return refuse(1, POSTGRES_REFUSAL);
   const source = config.databasePath;
   if (!existsSync(source)) return refuse(1, `no database at ${source} (set DATA_DIR or DATABASE_PATH to the adapter's): nothing backed up`);

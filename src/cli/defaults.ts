@@ -20,9 +20,10 @@ export interface CliDefaults {
 
 export function cliDefaults(config: Config): CliDefaults {
   // bundled.json speaks for each bundled part only where these settings would run it too.
-  const state = config.bundled.service || config.bundled.fhir ? readBundledState(config.dataDir) : {};
+  const state = config.bundled.service || config.bundled.emr ? readBundledState(config.dataDir) : {};
   const bundled = config.bundled.service ? state : {};
-  const fhirBaseUrl = config.fhir.baseUrl ?? (config.bundled.fhir ? state.fhirBaseUrl : undefined);
+  const fhir = config.emr.protocol === 'fhir' ? config.emr.settings : undefined;
+  const fhirBaseUrl = fhir && (fhir.baseUrl ?? (config.bundled.emr ? state.emrAddress : undefined));
   const c = bundled.credentials;
   const local = `http://127.0.0.1:${config.port}`;
   const adminToken = config.adminToken ?? bundled.adminToken;

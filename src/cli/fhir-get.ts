@@ -15,16 +15,18 @@ export async function fhirGetCommand(argv: string[]): Promise<number> {
   const { positionals } = parse(argv, SPECS['fhir-get']);
   if (positionals.length !== 1) throw new UsageError('give one path, e.g. Appointment?_count=10');
   const config = loadConfig();
+  if (config.emr.protocol !== 'fhir') throw new UsageError(`EMR_PROTOCOL is ${config.emr.protocol}: fhir-get reads a FHIR EMR`);
+  const fhir = config.emr.settings;
   const defaults = cliDefaults(config);
   if (!defaults.fhirBaseUrl) throw new UsageError('no FHIR base URL: set FHIR_BASE_URL, or start the zero-configuration adapter (npm start) first');
   // A zero-configuration adapter and its FHIR server run on the simulator's clock; assertions must too.
   const clock = defaults.serviceUrl ? await simulatorClock(defaults.serviceUrl) : systemClock;
   const http = createFhirHttp({
     baseUrl: defaults.fhirBaseUrl,
-    timeoutMs: config.fhir.timeoutMs,
-    auth: await loadFhirAuthSettings(config.fhir.auth),
+    timeoutMs: fhir.timeoutMs,
+    auth: await loadFhirAuthSettings(fhir.auth),
     clock,
-    maxContentBytes: config.fhir.maxContentBytes,
+    maxContentBytes: fhir.maxContentBytes,
   });
   try {
     print(JSON.stringify((await http.call('GET', positionals[0]!.replace(/^\//, ''))).body, null, 2));

@@ -11,7 +11,7 @@ import { SPECS } from './specs.ts';
 export async function migrateCommand(argv: string[]): Promise<number> {
   const { positionals } = parse(argv, SPECS.migrate);
   if (positionals.length) throw new UsageError(`takes no arguments, got ${positionals.join(' ')}`);
-  const report = await migrateConfiguredDatabase(loadConfig(), systemClock);
+  const report = await migrateConfiguredDatabase(loadConfig({}, 'tools'), systemClock);
   const engine = report.engine === 'postgres' ? 'PostgreSQL' : 'SQLite';
   if (!report.applied.length) {
     print(`${engine} ${report.where}: the schema is current, nothing to apply`);

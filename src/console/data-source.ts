@@ -9,7 +9,7 @@ import { ValidationError } from '../errors.ts';
 import { decodeCursor, encodeCursor } from '../http/list-query.ts';
 import type { Inbox } from '../inbox/inbox.ts';
 import type { Logger } from '../logger.ts';
-import { parseEmrRef } from '../mappings/emr-refs.ts';
+import type { RecordRefs } from '../emr/refs.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { DeadLetters } from '../processor/dead-letters.ts';
 import type { DependencyStatus } from '../status/dependency-status.ts';
@@ -26,6 +26,8 @@ export interface ConsoleDataDeps {
   database: Pick<Inbox, 'isWritable' | 'writeFailure'>;
   metrics: Pick<Metrics, 'ackLatency'>;
   clock: Clock;
+  /** How the EMR names its records: a lookup by EMR reference reads it back. */
+  refs: RecordRefs;
 }
 
 export interface ConsoleActionsDeps {
@@ -133,7 +135,7 @@ export function createConsoleData(deps: ConsoleDataDeps): ConsoleData {
     async mappings(q) {
       if (q.serviceId) return mappingLookup.byServiceId(q.serviceId);
       if (!q.emrId) return [];
-      const { emrId, entityType } = parseEmrRef(q.emrId);
+      const { emrId, entityType } = deps.refs.parse(q.emrId);
       return mappingLookup.byEmrId(emrId, entityType);
     },
   };

@@ -1,15 +1,44 @@
 // The whole EMR side of emr-bridge as one interface. The processor and the pusher talk only to this;
-// the FHIR R4 adapter in ./fhir/ implements it. Failures are EmrError (./errors.ts): an outage, a refusal
+// the FHIR R4 adapter in ./fhir/ implements it. Two shapes of EMR fit it: one that answers each write with its
+// own id and is scanned for documents (FHIR), and one that takes a write now, names its id later and pushes
+// documents to the adapter (HL7 v2 over MLLP): `pending` records, EmrInbound and start(). Failures are EmrError (./errors.ts): an outage, a refusal
 // of one call, or an incident (the EMR refuses the adapter itself). A fork for another EMR re-implements this one file's
 // interface in a folder of its own, proves it with the suite in test/emr/conformance/describe-emr-port.ts, and
 // hands it to startAdapter (src/runtime/adapter.ts); docs/forking.md goes step by step.
+import type { MappingEntityType } from '../contract/api.ts';
 import type { DocumentStatus, DocumentType, Payment } from '../contract/events.ts';
+import type { RecordRefs } from './refs.ts';
 
 /** A record in the EMR: its own identifier (for FHIR, the resource's logical id). */
 export interface EmrRecord {
   id: string;
   /** True when this call created it; false when it already existed (found by the service's id). */
   created: boolean;
+  /**
+   * A pushed EMR took the record but names its own id later: `id` is then the port's handle for it, which the
+   * port takes wherever an EMR id goes (its later updates), and the EMR's id arrives through
+   * EmrInbound.recordIdentified. The caller records no mapping for a pending record; asked again for the same
+   * serviceId, the port answers the same handle with `created: false`. Absent: `id` is the EMR's own.
+   */
+  pending?: boolean;
+}
+
+/** An EMR's own id for a record the adapter claimed, named by a pushed EMR after the claim. */
+export interface IdentifiedRecord {
+  entityType: MappingEntityType;
+  serviceId: string;
+  emrId: string;
+}
+
+/**
+ * Where a pushed EMR hands what it sends the adapter. Each resolves once what it was given is committed, so
+ * the port acknowledges the EMR only then; each is idempotent (the EMR may send the same message again).
+ */
+export interface EmrInbound {
+  /** Records the mapping and queues it for the service, once. */
+  recordIdentified(record: IdentifiedRecord): Promise<void>;
+  /** Files the document in the pusher's outbox (never sent twice for one id), as a scanned one would be. */
+  documentPushed(doc: EmrDocument): Promise<void>;
 }
 
 export interface PatientInput {
@@ -110,6 +139,15 @@ export interface DocumentOutcome {
 }
 
 export interface EmrPort {
+  /** How its records are named to a person (the console, the event history, mapping lookups). */
+  readonly refs: RecordRefs;
+  /**
+   * How documents reach the adapter: 'scanned' (default), listDocumentsChangedSince on the pusher's schedule;
+   * 'pushed', through EmrInbound.documentPushed (listDocumentsChangedSince then finds nothing).
+   */
+  readonly documentSource?: 'scanned' | 'pushed';
+  /** Opens what the port holds (connections, a listener for what the EMR pushes); before any other call. */
+  start?(inbound: EmrInbound): Promise<void>;
   /**
    * Finds the record carrying the service's id; else, when `externalId` names an existing patient that
    * carries no other service id, marks that one with the service's id (the EMR's own record, which the

@@ -1,22 +1,26 @@
 // The durable mapping outbox: posts each new mapping back to the service until it succeeds. A failure that
-// can pass is retried with backoff, without limit; a 409 mapping_conflict (or any other permanent refusal)
-// parks the mapping as dead with one alert. Its rows are the store's (src/storage/mapping-outbox.ts).
+// can pass is retried with backoff, without limit, and never sooner than the service's Retry-After (the rule
+// document sends follow); a 409 mapping_conflict (or any other permanent refusal) parks the mapping as dead
+// with one alert. Its rows are the store's (src/storage/mapping-outbox.ts). It has no loop of its own: its
+// pass, of the shared worker shape (src/work/worker.ts), runs inside each of the processor's.
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { ServiceClient } from '../service-client/client.ts';
 import type { MappingOutboxStore, QueuedMapping } from '../storage/mapping-outbox.ts';
 import type { BackoffSettings } from '../work/backoff.ts';
+import { retryAfterOf } from '../work/retry-after.ts';
 import { createRetryPolicy } from '../work/retry-decision.ts';
+import type { PassResult } from '../work/worker.ts';
 
 /** Mappings posted in one pass, at most. */
 const POST_BATCH = 20;
 
 export interface MappingOutbox {
   /**
-   * Posts what is due now, up to one batch; returns how many reached a final state, and whether the batch was
-   * full and some of it delivered (more may be due: the processor's loop then runs its next pass at once).
+   * Posts what is due now, up to one batch; returns how many reached a final state (`done`), and whether the
+   * batch was full and some of it delivered (`more` may be due: the processor's round then passes again at once).
    */
-  runOnce(): Promise<{ finished: number; more: boolean }>;
+  pass(): Promise<PassResult>;
   pending(): Promise<number>;
 }
 
@@ -50,7 +54,7 @@ export function createMappingOutbox(deps: MappingOutboxDeps): MappingOutbox {
       log.debug('mapping posted');
       return true;
     } catch (err) {
-      const decision = retryPolicy.decide(err, r.attempts + 1);
+      const decision = retryPolicy.decide(err, r.attempts + 1, retryAfterOf(err));
       const { reason, code } = decision.failure;
       if (decision.kind === 'retry-at') {
         await store.retryAt(r, decision.at, reason);
@@ -66,14 +70,14 @@ export function createMappingOutbox(deps: MappingOutboxDeps): MappingOutbox {
 
   return {
     pending: () => store.pending(),
-    async runOnce() {
+    async pass() {
       const rows = await store.claimDue(POST_BATCH, deps.leaseMs);
       const sent: QueuedMapping[] = [];
       const finished = await Promise.all(rows.map((r) => post(r, sent)));
       await store.markSent(sent);
       // A full batch may leave more due; but while the service refuses or fails them, the next try waits for the
       // poll (and each mapping's backoff) rather than rushing every pending mapping at a service in trouble.
-      return { finished: finished.filter(Boolean).length, more: rows.length === POST_BATCH && sent.length > 0 };
+      return { done: finished.filter(Boolean).length, more: rows.length === POST_BATCH && sent.length > 0 };
     },
   };
 }

@@ -1,14 +1,14 @@
 // Applies one validated event to the EMR. Each entity is found or created through the EmrPort (which
 // never makes two records for one serviceId, and finds a patient the service knows by an EMR id) and its
 // EMR id recorded at once; an entity the service has not mapped yet (externalId null) gets its mapping
-// queued for the service. The caller marks the
+// queued for the service. A pushed EMR's record whose id comes later (pending) gets neither: its mapping is
+// recorded and queued when the EMR names it (EmrInbound.recordIdentified). The caller marks the
 // event applied afterwards, so a crash in between repeats only idempotent steps. Every record the event wrote
-// or claimed is named as a FHIR reference (`Patient/12`), stored with the applied mark for the console.
+// or claimed is named as the EMR names it (`Patient/12`), stored with the applied mark for the console.
 import { hash } from 'node:crypto';
 import type { MappingEntityType } from '../contract/api.ts';
 import type { AppointmentEvent, DocumentEvent, PatientCreatedEvent, WebhookEvent } from '../contract/events.ts';
 import type { EmrPort, EmrRecord } from '../emr/port.ts';
-import { emrRef } from '../mappings/emr-refs.ts';
 import type { EntityLocks } from '../storage/entity-locks.ts';
 import type { MappingStore } from '../storage/mappings.ts';
 import type { MappingClaim } from '../storage/processing.ts';
@@ -31,7 +31,7 @@ export interface Applied {
   claims: Claim[];
   /** Snapshots applied besides the event's own entity (the patient inside an appointment event). */
   versions: { entityKey: string; version: AppliedVersion }[];
-  /** The EMR records the event wrote or claimed, as FHIR references (`Patient/12`), in the order met. */
+  /** The EMR records the event wrote or claimed, as the EMR's port names them (`Patient/12`), in the order met. */
   refs: string[];
 }
 
@@ -45,7 +45,7 @@ async function findOrClaim(
   entityType: MappingEntityType,
   entity: { serviceId: string; externalId: string | null },
   ensure: () => Promise<EmrRecord>,
-): Promise<{ id: string; isNew: boolean }> {
+): Promise<{ id: string; isNew: boolean; pending?: true }> {
   // A mapping, once recorded, never changes: one found needs no section.
   const mapped = await deps.mappings.find(entityType, entity.serviceId);
   // Find-or-create is one step per entity: two events naming the same new doctor make one record. The record
@@ -57,10 +57,12 @@ async function findOrClaim(
           const known = await deps.mappings.find(entityType, entity.serviceId);
           if (known) return { id: known, isNew: false };
           const record = await ensure();
+          // The port's handle of a record whose EMR id comes later is no mapping: the EMR's id will be.
+          if (record.pending) return { id: record.id, isNew: record.created, pending: true as const };
           return { id: await deps.mappings.record(entityType, entity.serviceId, record.id), isNew: record.created };
         });
-  if (entity.externalId === null) out.claims.push({ entityType, serviceId: entity.serviceId, emrId: found.id });
-  out.refs.push(emrRef(entityType, found.id));
+  if (entity.externalId === null && !('pending' in found)) out.claims.push({ entityType, serviceId: entity.serviceId, emrId: found.id });
+  out.refs.push(deps.emr.refs.describe(entityType, found.id));
   return found;
 }
 

@@ -1,25 +1,26 @@
 // The background processor: takes in what the receiver stored, applies each entity's events in order
 // through the EmrPort, discards stale snapshots, retries what can pass with backoff, and parks the rest
 // as dead letters with one alert each. It also drives the mapping outbox and retention. What happens to one
-// event is handle-event.ts; the retry rule, the lease and the loop are the shared ones of src/work/.
+// event is handle-event.ts; the retry rule, the lease and the worker shape (recover, rounds of passes, wake-ups
+// from the coordination, stop) are the shared ones of src/work/, its metrics src/metrics/processor-metrics.ts.
 // runOnce() does what is due now (tests call it with a manual clock); start() runs it in a loop.
-import { Counter } from 'prom-client';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { EmrPort } from '../emr/port.ts';
 import type { Logger } from '../logger.ts';
 import { createMappingOutbox } from '../mappings/outbox.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import { createProcessorMetrics } from '../metrics/processor-metrics.ts';
 import type { ServiceClient } from '../service-client/client.ts';
 import type { Coordination } from '../storage/coordination.ts';
 import type { ProcessorStores } from '../storage/processor-stores.ts';
 import type { ClaimedEvent } from '../storage/processing.ts';
 import { createIncidentGate, type IncidentGate } from '../work/incident-gate.ts';
 import { leaseLeftToStart, takeOverLeases } from '../work/lease.ts';
-import { createPollLoop } from '../work/poll-loop.ts';
 import { createRetryPolicy } from '../work/retry-decision.ts';
+import { createWorker, type PassResult, type Worker } from '../work/worker.ts';
 import type { DocumentEventSink } from './apply.ts';
-import { createEventHandling, type ProcessorCounters } from './handle-event.ts';
+import { createEventHandling } from './handle-event.ts';
 import { createRetention, type PruneAudit, type PruneDocuments } from './retention.ts';
 import { createOutcomeBatch, type OutcomeBatch } from './write-batch.ts';
 
@@ -44,18 +45,12 @@ export interface ProcessorDeps {
   coordination?: Pick<Coordination, 'onWork'>;
 }
 
-export interface Processor {
-  /** Processes what is due now; returns how many events reached a final state. */
-  runOnce(): Promise<number>;
-  /**
-   * Takes over, at once, the events a process that died was holding, as far as the store can tell which
-   * those are (SQLite: every lease; PostgreSQL: none, they run out). Returns how many.
-   */
-  recover(): Promise<number>;
-  /** Runs in a loop, recover() first. */
-  start(): void;
-  /** Stops taking work and waits for what is in flight. */
-  stop(): Promise<void>;
+/**
+ * A worker (src/work/worker.ts) whose runOnce() processes what is due now and returns how many events reached
+ * a final state, and whose recover() takes over, at once, the events a process that died was holding, as far
+ * as the store can tell which those are (SQLite: every lease; PostgreSQL: none, they run out).
+ */
+export interface Processor extends Worker {
   /** Events not yet final plus mappings waiting to be posted. */
   depth(): Promise<number>;
 }
@@ -78,24 +73,6 @@ const INTAKE_PER_PASS = 500;
 
 /** How often the retention pass runs. */
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
-
-function createProcessorCounters(metrics: Metrics | undefined): ProcessorCounters {
-  const registers = metrics ? [metrics.registry] : [];
-  return {
-    alerts: new Counter({
-      name: 'emr_bridge_processor_alerts_total',
-      help: 'Incidents that need a person: dead-lettered events and refused mappings.',
-      labelNames: ['kind'] as const,
-      registers,
-    }),
-    outcomes: new Counter({
-      name: 'emr_bridge_processor_events_total',
-      help: 'Events that reached a final state, by state.',
-      labelNames: ['state'] as const,
-      registers,
-    }),
-  };
-}
 
 /** Retention, at most once per PRUNE_EVERY_MS (the first pass prunes). */
 function createPruneWhenDue(
@@ -124,7 +101,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   const random = deps.random ?? Math.random;
   const emrGate = deps.emrGate ?? createIncidentGate(clock);
   const backoff = { baseMs: settings.backoffBaseMs, maxMs: settings.backoffMaxMs };
-  const counters = createProcessorCounters(deps.metrics);
+  const counters = createProcessorMetrics(deps.metrics);
   const outbox = createMappingOutbox({
     store: stores.mappingOutbox,
     leaseMs: settings.leaseMs,
@@ -141,7 +118,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
 
   const batchSize = settings.concurrency * BATCH_PER_SLOT;
   /** Whether to start another event: not once stop() was called or an EMR incident closed the gate. */
-  const going = () => !loop.stopping() && !emrGate.closed();
+  const going = () => !worker.stopping() && !emrGate.closed();
 
   /**
    * Handles a claimed batch (leased until `leaseUntil` or later), `concurrency` events at a time, each outcome
@@ -194,45 +171,27 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     return finished;
   }
 
-  /** One pass: intake, what is due, the mapping outbox, retention; `more` when intake or the outbox left rows behind. */
-  async function passOnce(): Promise<{ finished: number; more: boolean }> {
+  /**
+   * One pass: intake, what is due, the mapping outbox, retention. `done`: the events that reached a final state;
+   * `more` when intake or the outbox left rows behind.
+   */
+  async function pass(): Promise<PassResult> {
     const intake = await events.intake(INTAKE_PER_PASS);
     const finished = await applyDue();
-    const mappings = await outbox.runOnce();
+    const mappings = await outbox.pass();
     await pruneWhenDue();
-    return { finished: intake.parked + finished, more: intake.full || mappings.more };
+    return { done: intake.parked + finished, more: intake.full || mappings.more };
   }
 
-  const runOnce = async () => (await passOnce()).finished;
+  const { coordination } = deps;
+  const worker = createWorker({
+    name: 'processor',
+    pass,
+    recover: () => takeOverLeases(queue.releaseLeases, logger, 'took over events held by a process that stopped'),
+    ...(coordination ? { wakeOn: (wake: () => void) => coordination.onWork('events', wake) } : {}),
+    pauseMs: settings.pollMs,
+    logger,
+  });
 
-  const recover = () => takeOverLeases(queue.releaseLeases, logger, 'took over events held by a process that stopped');
-  // The loop's first pass after start() takes over the orphaned leases before it claims anything.
-  let recovered = false;
-  /** The loop's pass: passes back to back while intake or the mapping outbox leaves rows behind, yielding to I/O between them. */
-  const pass = async () => {
-    if (!recovered) {
-      await recover();
-      recovered = true;
-    }
-    while ((await passOnce()).more && !loop.stopping()) await new Promise<void>((resolve) => setImmediate(resolve));
-  };
-  const loop = createPollLoop({ pass, pauseMs: settings.pollMs, logger, failureMessage: 'processor pass failed' });
-
-  let unsubscribe: (() => void) | undefined;
-
-  return {
-    runOnce,
-    recover,
-    start() {
-      recovered = false;
-      unsubscribe = deps.coordination?.onWork('events', () => loop.wake());
-      loop.start();
-    },
-    async stop() {
-      unsubscribe?.();
-      unsubscribe = undefined;
-      await loop.stop();
-    },
-    depth: async () => (await stores.readings.depth()) + (await outbox.pending()),
-  };
+  return { ...worker, depth: async () => (await stores.readings.depth()) + (await outbox.pending()) };
 }

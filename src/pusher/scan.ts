@@ -6,10 +6,12 @@
 // few megabytes of requests to a transaction (one commit, one fsync), the last with the new watermark; a
 // crash before a commit leaves its documents to the next scan (the watermark has not moved past them).
 import type { DocumentRequest } from '../contract/documents.ts';
+import { EmrError } from '../emr/errors.ts';
 import type { EmrDocument, EmrPort } from '../emr/port.ts';
 import { describeError, isRetryable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { DocumentStore, OutboxRow, ScanFiling } from '../storage/documents.ts';
+import { yieldToIo } from '../work/yield.ts';
 import { checkDocument, type CheckResult } from './checks.ts';
 
 /**
@@ -44,6 +46,12 @@ async function requestFor(emr: EmrPort, doc: EmrDocument): Promise<Record<string
 export interface Scanner {
   /** Takes in what changed in the EMR since the watermark; returns how many new documents entered the outbox. */
   scanOnce(): Promise<number>;
+  /**
+   * Files one document a pushed EMR handed in, as a scan files what it finds (checked, refused with its reason,
+   * never a second row for one id); resolves once committed. Content that cannot be read now throws the
+   * retryable error, so the EMR is not acknowledged and sends it again.
+   */
+  fileOne(doc: EmrDocument): Promise<void>;
 }
 
 /** One scanned EMR document, checked; 'unavailable' when its content could not be read now. */
@@ -124,7 +132,22 @@ export function createScanner(deps: {
     return added;
   }
 
+  /** Whether this version of a document is to be filed: a new one, or one refused before that the EMR has changed. */
+  async function toFile(doc: EmrDocument): Promise<{ file: boolean; existing: OutboxRow | undefined }> {
+    const existing = await deps.outbox.get(doc.id);
+    // Only a document refused by the local checks is looked at again, once the EMR has changed it.
+    return { file: !existing || (existing.state === 'REJECTED' && existing.emr_version !== doc.version), existing };
+  }
+
   return {
+    async fileOne(doc) {
+      const { file, existing } = await toFile(doc);
+      if (!file) return;
+      const log = deps.logger.child({ externalId: doc.id, documentType: doc.documentType });
+      const checked = await check(doc, log);
+      if (checked === 'unavailable') throw new EmrError('emr_unavailable', "the pushed document's content could not be read now");
+      await commit([{ doc, checked, existing, log }]);
+    },
     async scanOnce() {
       const since = await deps.outbox.scanWatermark();
       const { documents, watermark } = await deps.emr.listDocumentsChangedSince(since);
@@ -133,9 +156,8 @@ export function createScanner(deps: {
       let chars = 0;
       let first = true;
       for (const doc of documents) {
-        const existing = await deps.outbox.get(doc.id);
-        // Only a document refused by the local checks is looked at again, once the EMR has changed it.
-        if (existing && (existing.state !== 'REJECTED' || existing.emr_version === doc.version)) continue;
+        const { file, existing } = await toFile(doc);
+        if (!file) continue;
         const log = deps.logger.child({ externalId: doc.id, documentType: doc.documentType });
         const checked = await check(doc, log);
         // What was read before is filed; the watermark stays, so this document and the rest come again.
@@ -150,7 +172,7 @@ export function createScanner(deps: {
           chars = 0;
         }
         // The rest of the event loop (the sends of documents filed already, webhooks) goes on between two.
-        await new Promise((resolve) => setImmediate(resolve));
+        await yieldToIo();
       }
       return added + (await commit(batch, watermark ?? undefined));
     },

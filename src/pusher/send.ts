@@ -1,7 +1,6 @@
 // Sending queued documents to the service: up to `concurrency` sends in flight, each claimed with a lease.
-// An answer records the document's status (and first links a patient the service made for it to the EMR
-// patient); a failure goes through the shared retry rule, Retry-After honoured: sent again later, or FAILED
-// here (retries_exhausted, or the service's refusal code).
+// What one send ends with (the status answered, or a retry or FAILED through the shared retry rule) is
+// ./send-one.ts; this is how the sends of a pass are claimed, started and recorded.
 //
 // Few commits: when places are free and no claimed row waits, one transaction (outbox.settle) records what
 // became of the sends that ended since the last one and claims enough rows to fill the free places and as many
@@ -19,12 +18,12 @@
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { ServiceClient } from '../service-client/client.ts';
-import { leaseLeftToStart } from '../work/lease.ts';
-import { ServiceCallError } from '../service-client/errors.ts';
-import type { RetryPolicy } from '../work/retry-decision.ts';
 import type { ClaimedRow, DocumentStore, SendEnd } from '../storage/documents.ts';
 import type { MappingStore } from '../storage/mappings.ts';
-import { nextHeldPoll } from './held.ts';
+import { leaseLeftToStart } from '../work/lease.ts';
+import type { RetryPolicy } from '../work/retry-decision.ts';
+import { yieldToIo } from '../work/yield.ts';
+import { createSendOne, type Ended } from './send-one.ts';
 
 export interface SenderDeps {
   clock: Clock;
@@ -43,164 +42,160 @@ export interface Sender {
   sendDue(): Promise<number>;
 }
 
-/** A send that ended: what to record, and what to log once it is recorded. */
-interface Ended {
-  end: SendEnd;
-  logged: () => void;
+/** One sendDue() as it goes. */
+interface SendPass {
+  inFlight: Set<Promise<void>>;
+  /**
+   * Claimed by this pass and not yet recorded, with the lease last taken for each: a row claimed again (its
+   * lease ran out while it was in flight) is not sent twice, and what ends names its newest lease.
+   */
+  held: Map<string, number>;
+  /** Claimed, waiting for a place. */
+  ready: ClaimedRow[];
+  /** Claimed, not sent: given back with the next commit. */
+  giveBack: ClaimedRow[];
+  /** Ended, not yet recorded. */
+  ended: Ended[];
+  started: number;
+  /** The first error that ends the pass (a failed commit, a bug in a send). */
+  failure?: { err: unknown };
 }
 
-/** Resolves after the I/O callbacks that are ready now have run: answers that arrived together are settled together. */
-const afterReadyIo = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** What one commit records: the sends that ended and the rows given back, taken out of the pass. */
+interface Taken {
+  ended: Ended[];
+  returned: ClaimedRow[];
+}
+
+const newPass = (): SendPass => ({ inFlight: new Set(), held: new Map(), ready: [], giveBack: [], ended: [], started: 0 });
 
 export function createSender(deps: SenderDeps): Sender {
-  const { clock, logger, settings } = deps;
+  const { clock, settings } = deps;
+  const C = settings.concurrency;
+  const sendOne = createSendOne({ ...deps, heldPollMs: settings.heldPollMs });
 
-  async function send(row: ClaimedRow): Promise<Ended> {
-    const log = logger.child({ externalId: row.external_id, documentType: row.document_type, attempt: row.attempts });
-    try {
-      const request = await deps.outbox.requestOf(row.external_id);
-      // No request kept: the row became final meanwhile (a document event); there is nothing to send.
-      if (!request) return { end: { externalId: row.external_id, leaseUntil: row.lease_until!, unsent: true }, logged: () => undefined };
-      const { resource, replayed } = await deps.serviceClient.postDocument(row.document_type, request);
-      // Linked before anything else. The service's patient.created for a patient it made for this document
-      // carries the EMR id we sent (patientExternalId), so the processor finds the EMR record in either
-      // order; if it came first it has recorded this same link, which stands. A service patient mapped to
-      // another EMR record is one the service matched by phone to someone else (a family member), or a
-      // duplicate from a service that ignored patientExternalId: either way, a person should look.
-      if (row.emr_patient_id && resource.patientServiceId && !(await deps.mappings.link('patient', resource.patientServiceId, row.emr_patient_id)))
-        log.warn(
-          { alert: true, patientServiceId: resource.patientServiceId, emrPatientId: row.emr_patient_id },
-          'the service put this document with a patient the EMR holds as another record',
-        );
-      const nextPoll = resource.status === 'HELD' ? { nextPollAt: nextHeldPoll(clock.now(), settings.heldPollMs, resource.releaseAfter) } : {};
-      return {
-        end: { externalId: row.external_id, outcome: { state: resource.status, resource, ...nextPoll } },
-        logged: () => log.info({ status: resource.status, replayed }, 'document sent to the service'),
-      };
-    } catch (err) {
-      return afterFailure(row, err, log);
-    }
-  }
-
-  function afterFailure(row: ClaimedRow, err: unknown, log: Logger): Ended {
-    const retryAfterMs = err instanceof ServiceCallError ? (err.retryAfterMs ?? 0) : 0;
-    const decision = deps.retry.decide(err, row.attempts, retryAfterMs);
-    const { code, type, message } = decision.failure;
-    if (decision.kind === 'give-up') {
-      const finalCode = decision.exhausted ? 'retries_exhausted' : (code ?? 'rejected');
-      return {
-        end: { externalId: row.external_id, outcome: { state: 'FAILED', code: finalCode, reason: message } },
-        logged: () => log.error({ alert: true, code: finalCode }, 'document could not be sent'),
-      };
-    }
-    return {
-      end: { externalId: row.external_id, leaseUntil: row.lease_until!, retry: { at: decision.at, code: code ?? type, reason: message } },
-      logged: () => log.warn({ code }, 'document send failed; will retry'),
-    };
-  }
+  /** Whether the pass may start sends and claim more: nothing failed, and the pusher is not stopping. */
+  const open = (p: SendPass) => !p.failure && !deps.stopping();
 
   /** Whether a claimed row still has enough of its lease left to start its send. */
   const leaseLeft = (row: ClaimedRow) => leaseLeftToStart(row.lease_until!, settings.leaseMs, clock.now());
 
+  /** Takes out what the next commit records: sends that end while it is under way wait for the one after. */
+  function take(p: SendPass): Taken {
+    const taken = { ended: p.ended, returned: p.giveBack };
+    p.ended = [];
+    p.giveBack = [];
+    return taken;
+  }
+
+  /** The commit's ends, each naming the newest lease this pass took for its row. */
+  function endsOf(p: SendPass, t: Taken): SendEnd[] {
+    const newest = (end: SendEnd): SendEnd => ('leaseUntil' in end ? { ...end, leaseUntil: p.held.get(end.externalId) ?? end.leaseUntil } : end);
+    return [
+      ...t.ended.map((e) => newest(e.end)),
+      ...t.returned.map((r) => ({ externalId: r.external_id, leaseUntil: p.held.get(r.external_id) ?? r.lease_until!, unsent: true as const })),
+    ];
+  }
+
+  /** The commit failed: nothing more starts; what it held is recorded again later, or the pass fails with this. */
+  function putBack(p: SendPass, t: Taken, err: unknown): void {
+    // The leases stand: those rows are sent again once they run out, and replayed by the service.
+    p.ended = [...t.ended, ...p.ended];
+    p.giveBack = [...t.returned, ...p.giveBack];
+    p.failure ??= { err };
+  }
+
+  /** The commit is on disk: what it recorded is logged and let go; the rows it claimed wait for a place. */
+  function afterCommit(p: SendPass, t: Taken, claimed: ClaimedRow[]): void {
+    for (const e of t.ended) {
+      p.held.delete(e.end.externalId);
+      e.logged();
+    }
+    for (const r of t.returned) p.held.delete(r.external_id);
+    for (const row of claimed) {
+      const inPass = p.held.has(row.external_id);
+      p.held.set(row.external_id, row.lease_until!);
+      if (!inPass) p.ready.push(row);
+    }
+  }
+
+  /** One transaction: what ended, the rows given back, and a claim of up to `limit` more. */
+  async function record(p: SendPass, limit: number): Promise<void> {
+    const t = take(p);
+    let claimed: ClaimedRow[];
+    try {
+      claimed = await deps.outbox.settle(endsOf(p, t), limit, settings.leaseMs);
+    } catch (err) {
+      putBack(p, t, err);
+      return;
+    }
+    afterCommit(p, t, claimed);
+  }
+
+  /** Starts one send; what it ends with waits in the pass for a commit. */
+  function startSend(p: SendPass, row: ClaimedRow): void {
+    const sending: Promise<void> = sendOne(row)
+      .then(
+        (e) => void p.ended.push(e),
+        (err: unknown) => {
+          p.failure ??= { err };
+        },
+      )
+      .finally(() => p.inFlight.delete(sending));
+    p.inFlight.add(sending);
+    p.started++;
+  }
+
+  /** Fills the free places with claimed rows. */
+  function startReady(p: SendPass): void {
+    while (p.ready.length && p.inFlight.size < C) {
+      const row = p.ready.shift()!;
+      // Waited too long for a place (a slow service): given back rather than sent on a lease that may run
+      // out mid-send, when another replica could claim and send it too.
+      if (leaseLeft(row)) startSend(p, row);
+      else p.giveBack.push(row);
+    }
+  }
+
+  /**
+   * Places are free and nothing claimed waits: claims enough to fill them and as many again (their leases run
+   * while they wait, for about one round of answers), recording what ended in the same commit. Otherwise
+   * records what ended once half the places' worth have, or the last send has.
+   */
+  async function claimOrRecord(p: SendPass): Promise<void> {
+    const going = open(p);
+    if (going) startReady(p);
+    // Rows given back are due again at once: claimed again here, with a fresh lease.
+    if (going && p.inFlight.size < C && (p.giveBack.length > 0 || (await deps.outbox.anyDue()))) {
+      await record(p, 2 * C - p.inFlight.size);
+      startReady(p);
+    } else if (p.ended.length && (p.inFlight.size === 0 || p.ended.length >= C / 2)) {
+      await record(p, 0);
+    }
+  }
+
+  /** Nothing in flight: gives back at once what was claimed and not sent, records the rest, and ends the pass. */
+  async function finish(p: SendPass): Promise<number> {
+    p.giveBack.push(...p.ready);
+    p.ready = [];
+    if (p.giveBack.length || p.ended.length) await record(p, 0);
+    if (p.failure) throw p.failure.err;
+    return p.started;
+  }
+
+  /** Waits for a send to end, then for the I/O ready now: answers that arrived together are recorded together. */
+  async function nextAnswers(p: SendPass): Promise<void> {
+    await Promise.race(p.inFlight);
+    await yieldToIo();
+  }
+
   return {
     async sendDue() {
-      const C = settings.concurrency;
-      const inFlight = new Set<Promise<void>>();
-      /**
-       * Claimed by this pass and not yet recorded, with the lease last taken for each: a row claimed again (its
-       * lease ran out while it was in flight) is not sent twice, and what ends names its newest lease.
-       */
-      const held = new Map<string, number>();
-      let ready: ClaimedRow[] = [];
-      /** Claimed, not sent: given back with the next commit. */
-      let giveBack: ClaimedRow[] = [];
-      let ended: Ended[] = [];
-      let started = 0;
-      let failure: { err: unknown } | undefined;
-
-      const withNewestLease = (end: SendEnd): SendEnd => ('leaseUntil' in end ? { ...end, leaseUntil: held.get(end.externalId) ?? end.leaseUntil } : end);
-
-      /** One transaction: what ended, the rows given back, and a claim of up to `limit` more. */
-      async function record(limit: number): Promise<void> {
-        // Taken now: sends that end while this commit is under way wait for the next one.
-        const batch = ended;
-        const returned = giveBack;
-        ended = [];
-        giveBack = [];
-        let claimed: ClaimedRow[];
-        try {
-          claimed = await deps.outbox.settle(
-            [
-              ...batch.map((e) => withNewestLease(e.end)),
-              ...returned.map((r) => ({ externalId: r.external_id, leaseUntil: held.get(r.external_id) ?? r.lease_until!, unsent: true as const })),
-            ],
-            limit,
-            settings.leaseMs,
-          );
-        } catch (err) {
-          // Nothing more starts; what ended is recorded again later, or the pass fails with this. The
-          // leases stand: those rows are sent again once they run out, and replayed by the service.
-          ended = [...batch, ...ended];
-          giveBack = [...returned, ...giveBack];
-          failure ??= { err };
-          return;
-        }
-        for (const e of batch) {
-          held.delete(e.end.externalId);
-          e.logged();
-        }
-        for (const r of returned) held.delete(r.external_id);
-        for (const row of claimed) {
-          const inPass = held.has(row.external_id);
-          held.set(row.external_id, row.lease_until!);
-          if (!inPass) ready.push(row);
-        }
-      }
-
-      function startReady(): void {
-        while (ready.length && inFlight.size < C) {
-          const row = ready.shift()!;
-          // Waited too long for a place (a slow service): given back rather than sent on a lease that may run
-          // out mid-send, when another replica could claim and send it too.
-          if (!leaseLeft(row)) {
-            giveBack.push(row);
-            continue;
-          }
-          const p: Promise<void> = send(row)
-            .then(
-              (e) => void ended.push(e),
-              (err: unknown) => {
-                failure ??= { err };
-              },
-            )
-            .finally(() => inFlight.delete(p));
-          inFlight.add(p);
-          started++;
-        }
-      }
-
+      const pass = newPass();
       for (;;) {
-        const open = !failure && !deps.stopping();
-        if (open) startReady();
-        if (open && inFlight.size < C && (giveBack.length > 0 || (await deps.outbox.anyDue()))) {
-          // Places are free and nothing claimed waits: claim enough to fill them and as many again (their
-          // leases run while they wait, for about one round of answers), and record what ended in the same
-          // commit. Rows given back are due again at once: claimed again here, with a fresh lease.
-          await record(2 * C - inFlight.size);
-          startReady();
-        } else if (ended.length && (inFlight.size === 0 || ended.length >= C / 2)) {
-          await record(0);
-        }
-        if (inFlight.size === 0) {
-          // Claimed and not sent (the pusher is stopping, or recording failed): given back at once.
-          giveBack.push(...ready);
-          ready = [];
-          if (giveBack.length || ended.length) await record(0);
-          if (failure) throw failure.err;
-          return started;
-        }
-        await Promise.race(inFlight);
-        await afterReadyIo();
+        await claimOrRecord(pass);
+        if (pass.inFlight.size === 0) return finish(pass);
+        await nextAnswers(pass);
       }
     },
   };

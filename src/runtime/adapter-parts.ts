@@ -1,5 +1,6 @@
 // The parts the composition root (./adapter.ts) assembles, each built by one function from the settings:
 // the EMR port, the workers, the service side, and what the HTTP app serves. A fork changes a part here.
+import type Router from '@koa/router';
 import type { CredentialCheck } from '../access/actor.ts';
 import { createCredentialCheck, type NamedCredential } from '../access/credentials.ts';
 import { createSignInThrottle, type SignInThrottle } from '../access/throttle.ts';
@@ -7,10 +8,7 @@ import { createAuditAdminRouter } from '../audit/admin-router.ts';
 import { createAuditor } from '../audit/audit-trail.ts';
 import type { Auditor } from '../audit/auditor.ts';
 import type { Clock } from '../clock.ts';
-import type { FhirAuthSettings } from '../emr/fhir/auth/index.ts';
-import { createJwksRouter } from '../emr/fhir/auth/jwks-router.ts';
-import { createFhirEmr } from '../emr/fhir/index.ts';
-import type { EmrPort } from '../emr/port.ts';
+import type { EmrInbound, EmrPort } from '../emr/index.ts';
 import type { AppDeps } from '../http/app.ts';
 import type { Inbox } from '../inbox/inbox.ts';
 import type { Metrics } from '../metrics/metrics.ts';
@@ -23,7 +21,7 @@ import { createReceiverRouter } from '../receiver/router.ts';
 import type { ServiceClient } from '../service-client/client.ts';
 import { createStatusAdminRouter } from '../status/admin-router.ts';
 import type { Storage } from '../storage/index.ts';
-import { observed, type DependencyStatus } from '../status/dependency-status.ts';
+import type { DependencyStatus } from '../status/dependency-status.ts';
 import { cachedProbe, NEIGHBOUR_PROBE, type Reachability } from '../status/readiness-probes.ts';
 import { createIncidentGate } from '../work/incident-gate.ts';
 
@@ -49,29 +47,18 @@ export interface Credentials {
   serviceUrl: string;
 }
 
-export function buildEmr(
-  opts: StartAdapterOptions,
-  fhirAuth: FhirAuthSettings,
-  fhirBaseUrl: string | undefined,
-  parts: { clock: Clock; status: DependencyStatus; metrics: Metrics },
-): EmrPort {
-  const { clock, status, metrics } = parts;
-  const { config, logger } = opts;
-  const emr =
-    opts.emr ??
-    createFhirEmr({
-      baseUrl: fhirBaseUrl!,
-      identifierSystem: config.fhir.identifierSystem,
-      timeoutMs: config.fhir.timeoutMs,
-      labReportTypeCodes: config.fhir.labReportTypeCodes,
-      prescriptionTypeCodes: config.fhir.prescriptionTypeCodes,
-      auth: fhirAuth,
-      maxContentBytes: config.fhir.maxContentBytes,
-      clock,
-      logger: logger.child({ component: 'emr' }),
-      metrics,
-    });
-  return observed(emr, 'emr', status);
+/**
+ * Where a pushed EMR's port hands what the EMR sends (src/emr/port.ts, EmrInbound): an id it named goes to the
+ * mappings (recorded and queued for the service, once), a document to the pusher's outbox. Each resolves once
+ * committed, so the port acknowledges the EMR only then.
+ */
+export function connectEmrInbound(storage: Storage, workers: ReturnType<typeof buildWorkers>): EmrInbound {
+  return {
+    async recordIdentified({ entityType, serviceId, emrId }) {
+      await storage.processor.mappings.link(entityType, serviceId, emrId);
+    },
+    documentPushed: (doc) => workers.pusher.filePushed(doc),
+  };
 }
 
 export function buildWorkers(
@@ -144,7 +131,8 @@ export function appDependencies(
     metrics: Metrics;
     status: DependencyStatus;
     credentials: Credentials;
-    fhirAuth: FhirAuthSettings;
+    /** Routes the EMR module serves on the public port (FHIR with SMART sign-in: its JWKS). */
+    emrRouters: Router[];
     adminToken: string;
     access: AdminAccess;
     storage: Storage;
@@ -155,7 +143,7 @@ export function appDependencies(
   },
 ): AppDeps {
   const { config, logger } = opts;
-  const { inbox, clock, metrics, status, credentials, fhirAuth } = parts;
+  const { inbox, clock, metrics, status, credentials } = parts;
   return {
     logger,
     metrics,
@@ -170,7 +158,7 @@ export function appDependencies(
         toleranceSeconds: config.webhook.toleranceSeconds,
         maxBodyBytes: config.webhook.maxBodyBytes,
       }),
-      ...(fhirAuth.mode === 'smart' ? [createJwksRouter(fhirAuth.key.publicJwk)] : []),
+      ...parts.emrRouters,
     ],
     adminRouters: [
       createStatusAdminRouter({ status, database: inbox }),
@@ -180,7 +168,7 @@ export function appDependencies(
         logger: logger.child({ component: 'admin' }),
       }),
       createEventsAdminRouter({ events: parts.workers.processorStores.events, clock }),
-      createMappingsAdminRouter({ lookup: parts.workers.processorStores.mappingLookup }),
+      createMappingsAdminRouter({ lookup: parts.workers.processorStores.mappingLookup, refs: parts.emr.refs }),
       createPusherAdminRouter({ logger: logger.child({ component: 'admin' }), pusher: parts.workers.pusher, maxBodyBytes: config.adminMaxBodyBytes }),
       createAuditAdminRouter({ auditor: parts.access.auditor }),
     ],

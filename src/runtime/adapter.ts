@@ -4,8 +4,7 @@ import { loadCredentialsFile } from '../access/credentials-file.ts';
 import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { loadFhirAuthSettings, type FhirAuthSettings } from '../emr/fhir/auth/index.ts';
-import type { EmrPort } from '../emr/port.ts';
+import { type EmrPort, type EmrSummary, emrModuleFor, type RunningEmr } from '../emr/index.ts';
 import { createInbox } from '../inbox/inbox.ts';
 import type { Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics/metrics.ts';
@@ -15,8 +14,9 @@ import { holdStore, openStorage } from '../storage/index.ts';
 import { createServiceClient } from '../service-client/client.ts';
 import { createDependencyStatus, observed, type DependencyStatus } from '../status/dependency-status.ts';
 import { createReachability, NEIGHBOUR_PROBE } from '../status/readiness-probes.ts';
-import { appDependencies, buildAdminAccess, buildEmr, buildWorkers, createUndoStack, type Credentials } from './adapter-parts.ts';
+import { appDependencies, buildAdminAccess, buildWorkers, connectEmrInbound, createUndoStack, type Credentials } from './adapter-parts.ts';
 import { startBundledServices, type BundledServices } from './bundled.ts';
+import { rememberBundledEmr } from './bundled-state.ts';
 import { checkEmrAtStart, type EmrWatch } from './emr-check.ts';
 import { startListeners, type Listeners } from './listeners.ts';
 
@@ -24,7 +24,7 @@ export interface StartAdapterOptions {
   config: Config;
   logger: Logger;
   clock?: Clock;
-  /** Replaces the EMR port built from the config (tests, benchmarks, forks); no bundled FHIR server starts then, and FHIR_AUTH is not read. */
+  /** Replaces the EMR port built from the config (tests, benchmarks, forks); no bundled EMR starts then, and the EMR module's settings are not read. */
   emr?: EmrPort;
 }
 
@@ -39,7 +39,10 @@ export interface RunningAdapter {
   signingSecrets: string[];
   /** The service the adapter talks to (the bundled simulator's URL in zero-configuration mode). */
   serviceUrl: string;
-  fhirBaseUrl?: string;
+  /** The EMR as the banner shows it (its kind, address and sign-in); absent for an EMR passed in. */
+  emr?: EmrSummary;
+  /** Where the EMR is (FHIR: its base URL), the bundled stand-in's in zero-configuration mode. */
+  emrAddress?: string;
   /** Bundled mode only: the simulator clinic set up for the adapter. */
   clinicId?: string;
   /** Stops taking work, finishes what is in flight, closes the database and the bundled servers. */
@@ -52,9 +55,9 @@ interface Built {
   logger: Logger;
   clock: Clock;
   bundled: BundledServices | undefined;
-  bundledFhir: boolean;
-  fhirAuth: FhirAuthSettings;
-  fhirBaseUrl: string | undefined;
+  /** The EMR module's stand-in runs (zero-configuration mode, or its address says `bundled`). */
+  bundledEmr: boolean;
+  running: RunningEmr;
   adminToken: string;
   status: DependencyStatus;
   metrics: Metrics;
@@ -69,29 +72,50 @@ function holdTheStore(opts: StartAdapterOptions, undo: Undo): void {
   undo.push(() => hold.release());
 }
 
-/** The bundled parts that are asked for, the sign-in settings, and the EMR port, checked as start-up requires. */
+/** An EMR port passed in (a fork's, a test's): no module, no routes, no stand-in. */
+const passedIn = (port: EmrPort): RunningEmr => ({
+  port,
+  routers: [],
+  summary: { title: 'EMR', address: '', detail: 'passed in' },
+  close: () => port.close(),
+});
+
+/** The bundled simulator when asked for, the EMR module (its stand-in too), and the EMR checked as start-up requires. */
 async function startOutsideParts(opts: StartAdapterOptions, undo: Undo): Promise<Built> {
   const { config, logger } = opts;
-  const bundledFhir = config.bundled.fhir && !opts.emr;
-  // A key that cannot be used stops start-up before anything runs (the bundled EMR makes its own first). An EMR
-  // passed in (a fork's) signs in its own way: the FHIR_AUTH settings and their key are not read.
-  let fhirAuth: FhirAuthSettings | undefined = opts.emr ? { mode: 'none' } : bundledFhir ? undefined : await loadFhirAuthSettings(config.fhir.auth);
-  const bundled =
-    config.bundled.service || bundledFhir
-      ? await startBundledServices({ ...config, bundled: { service: config.bundled.service, fhir: bundledFhir } }, logger)
-      : undefined;
+  const module = emrModuleFor(config.emr);
+  const bundledEmr = config.emr.bundled && !opts.emr;
+  // What the EMR's settings point at (a key file) is checked before anything runs; a passed-in EMR signs in its own way.
+  const prepared = opts.emr ? undefined : await module.prepare(config.emr.settings, bundledEmr);
+  const bundled = config.bundled.service ? await startBundledServices(config, logger) : undefined;
   undo.push(() => bundled?.close());
-  fhirAuth ??= await loadFhirAuthSettings(config.fhir.auth);
   const clock = opts.clock ?? bundled?.serviceClock ?? systemClock;
-  const fhirBaseUrl = config.fhir.baseUrl ?? bundled?.fhirBaseUrl;
   const status = createDependencyStatus({ clock, logger });
   const metrics = createMetrics({ defaultMetrics: true });
-  const emr = buildEmr(opts, fhirAuth, fhirBaseUrl, { clock, status, metrics });
-  undo.push(() => emr.close());
+  const running = opts.emr
+    ? passedIn(opts.emr)
+    : await module.start({
+        settings: config.emr.settings,
+        bundled: bundledEmr,
+        prepared,
+        host: { host: config.host, port: config.port, dataDir: config.dataDir, logger },
+        // A stand-in stamps what it keeps on the simulator's clock, as the adapter runs on it.
+        clock: bundled?.serviceClock ?? clock,
+        metrics,
+      });
+  undo.push(() => running.close());
+  rememberEmrAddress(config, bundled, bundledEmr ? running.summary.address : undefined);
+  const emr = observed(running.port, 'emr', status);
   const emrWatch: EmrWatch = await checkEmrAtStart(emr, logger.child({ component: 'emr' }));
   undo.push(() => emrWatch.stop());
   const adminToken = bundled?.adminToken ?? config.adminToken!;
-  return { config, logger, clock, bundled, bundledFhir, fhirAuth, fhirBaseUrl, adminToken, status, metrics, emr };
+  return { config, logger, clock, bundled, bundledEmr, running, adminToken, status, metrics, emr };
+}
+
+/** bundled.json says where the EMR's stand-in listens (the CLI reads it), or that none runs this time. */
+function rememberEmrAddress(config: StartAdapterOptions['config'], bundled: BundledServices | undefined, address: string | undefined): void {
+  if (bundled) bundled.rememberEmr(address);
+  else rememberBundledEmr(config.dataDir, address);
 }
 
 /** The store, the service client and the workers (not started yet). */
@@ -159,7 +183,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
       clock: b.clock,
       metrics: b.metrics,
       status: b.status,
-      fhirAuth: b.fhirAuth,
+      emrRouters: b.running.routers,
       adminToken: b.adminToken,
       workersRunning: () => state.workersRunning,
       emr: b.emr,
@@ -170,10 +194,14 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     const webhookUrl = `${url}${WEBHOOK_PATH}`;
     const clinicId = await provisionBundledService(b, credentials, webhookUrl);
 
+    await b.emr.start?.(connectEmrInbound(inside.storage, workers));
     workers.processor.start();
     workers.pusher.start();
     state.workersRunning = true;
-    logger.info({ url, adminUrl, database: inside.storage.engine, bundledService: config.bundled.service, bundledFhir: b.bundledFhir }, 'adapter started');
+    logger.info(
+      { url, adminUrl, database: inside.storage.engine, bundledService: config.bundled.service, emr: config.emr.protocol, bundledEmr: b.bundledEmr },
+      'adapter started',
+    );
 
     let closing: Promise<void> | undefined;
     return {
@@ -188,7 +216,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
         return [...credentials.secrets];
       },
       serviceUrl: credentials.serviceUrl,
-      ...(b.fhirBaseUrl ? { fhirBaseUrl: b.fhirBaseUrl } : {}),
+      ...(opts.emr ? {} : { emr: b.running.summary, emrAddress: b.running.summary.address }),
       ...(clinicId ? { clinicId } : {}),
       close() {
         closing ??= (async () => {

@@ -22,8 +22,8 @@ export interface BundledState {
   adminToken?: string;
   /** The bundled simulator's address while it runs (the CLI reads its clock there). */
   serviceUrl?: string;
-  /** The bundled FHIR server's base URL while it runs (`emr-bridge fhir-get` reads it there). */
-  fhirBaseUrl?: string;
+  /** The EMR's bundled stand-in's address while it runs (`emr-bridge fhir-get` reads the FHIR server's there). */
+  emrAddress?: string;
   credentials?: BundledCredentials;
 }
 
@@ -49,4 +49,17 @@ function withSecretList(saved: Omit<BundledState, 'credentials'> & { credentials
 export function writeBundledState(dataDir: string, state: BundledState): void {
   mkdirSync(dataDir, { recursive: true });
   writeFileSync(bundledStatePath(dataDir), `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+}
+
+/**
+ * Notes where the EMR's bundled stand-in listens, or that none runs this time (an EMR of its own): the address
+ * of a past one must not be followed. A file from before the EMR modules names it `fhirBaseUrl`.
+ */
+export function rememberBundledEmr(dataDir: string, address: string | undefined): void {
+  const state = readBundledState(dataDir) as BundledState & { fhirBaseUrl?: string };
+  if (state.emrAddress === address && state.fhirBaseUrl === undefined) return;
+  delete state.fhirBaseUrl;
+  if (address) state.emrAddress = address;
+  else delete state.emrAddress;
+  writeBundledState(dataDir, state);
 }

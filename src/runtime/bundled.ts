@@ -1,14 +1,12 @@
-// Zero-configuration mode: when no service or no EMR is configured, start the bundled simulator and/or
-// the bundled FHIR server in this process, and set up a clinic, a key and a subscription to the adapter
-// on the simulator. What was set up is kept in <DATA_DIR>/bundled.json (./bundled-state.ts) so a restart
+// Zero-configuration mode: when no service is configured, start the bundled simulator in this process, and
+// set up a clinic, a key and a subscription to the adapter on it (the EMR's bundled stand-in is its module's:
+// src/emr/). What was set up is kept in <DATA_DIR>/bundled.json (./bundled-state.ts) so a restart
 // reuses it.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { EVENT_TYPES } from '../contract/events.ts';
-import { ensureClientKey, jwksOf, loadClientKey } from '../emr/fhir/auth/keys.ts';
-import { startFhirServer } from '../fhir-server/server.ts';
 import { requestJson } from '../http/json-request.ts';
 import type { Logger } from '../logger.ts';
 import { startSimulatorServer, type RunningSimulator } from '../simulator/server.ts';
@@ -21,7 +19,6 @@ export interface BundledServices {
    * demo) moves the whole system: webhook timestamps stay fresh, backoffs and polls fall due.
    */
   serviceClock?: Clock;
-  fhirBaseUrl?: string;
   /** ADMIN_TOKEN, or one generated once and kept when it is not set. */
   adminToken: string;
   /** Creates (or reuses) the clinic, key and subscription that point the simulator at the adapter. */
@@ -31,39 +28,14 @@ export interface BundledServices {
    * rotate-secret, retire-secrets), after bundled.json holds them: the receiver and the CLI stay in step.
    */
   onCredentialsChanged(listener: (credentials: BundledCredentials) => void): void;
+  /** Notes in bundled.json where the EMR's bundled stand-in listens (undefined: none runs this time). */
+  rememberEmr(address: string | undefined): void;
   close(): Promise<void>;
 }
 
 const nextPort = (port: number, offset: number) => (port === 0 ? 0 : port + offset);
 
 const control = <T>(baseUrl: string, method: 'GET' | 'POST', path: string, body?: unknown) => requestJson<T>(method, `${baseUrl}${path}`, body);
-
-/**
- * The bundled FHIR server. With FHIR_AUTH=smart (the default here) it requires SMART Backend Services, and
- * the adapter's key (made in the data folder on the first start) is registered with it: the adapter signs
- * in as it would at a hospital, and a wrong key fails here as it would there.
- */
-async function startBundledFhir(config: Config, logger: Logger, clock: Clock | undefined) {
-  const auth = config.fhir.auth;
-  const fhir = await startFhirServer({
-    // On the simulator's clock, as the adapter is: moving it must not make the adapter's assertions look stale.
-    ...(clock ? { clock } : {}),
-    port: nextPort(config.port, 2),
-    // HOST, as the adapter: in a container (0.0.0.0) the demo's FHIR server is reachable from outside. The
-    // adapter still reaches it on the advertised loopback address.
-    host: config.host,
-    dataFile: join(config.dataDir, 'fhir.jsonl'),
-    logger: logger.child({ component: 'fhir-server' }),
-    ...(auth.mode === 'smart' ? { auth: {} } : {}),
-  });
-  if (auth.mode === 'smart') {
-    // Registered under the kid the adapter signs with (FHIR_KEY_ID, else the thumbprint).
-    await ensureClientKey(auth.privateKeyPath);
-    const key = await loadClientKey(auth.privateKeyPath, auth.keyId);
-    fhir.auth!.registerClient({ clientId: auth.clientId, jwks: jwksOf(key.publicJwk) });
-  }
-  return fhir;
-}
 
 interface ProvisionDeps {
   simulator: RunningSimulator;
@@ -130,16 +102,6 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
     save();
     for (const listener of credentialListeners) listener(state.credentials);
   });
-  const fhir = config.bundled.fhir ? await startBundledFhir(config, logger, simulator?.simulator.clock) : undefined;
-  if (fhir) {
-    state.fhirBaseUrl = fhir.baseUrl;
-    save();
-  } else if (state.fhirBaseUrl) {
-    // No bundled FHIR server this time (an EMR of its own): the address of a past one must not be followed.
-    delete state.fhirBaseUrl;
-    save();
-  }
-
   const provision = (webhookUrl: string) => {
     if (!simulator) throw new Error('provisioning needs the bundled simulator');
     return provisionSubscription({ simulator, state, save }, webhookUrl);
@@ -147,13 +109,18 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
 
   return {
     ...(simulator ? { serviceUrl: simulator.url, serviceClock: simulator.simulator.clock } : {}),
-    ...(fhir ? { fhirBaseUrl: fhir.baseUrl } : {}),
     adminToken: config.adminToken ?? state.adminToken!,
     provision,
     onCredentialsChanged: (listener) => void credentialListeners.push(listener),
+    rememberEmr(address) {
+      const legacy = state as BundledState & { fhirBaseUrl?: string };
+      delete legacy.fhirBaseUrl;
+      if (address) state.emrAddress = address;
+      else delete state.emrAddress;
+      save();
+    },
     async close() {
       await simulator?.close();
-      await fhir?.close();
     },
   };
 }

@@ -5,6 +5,7 @@ import type Router from '@koa/router';
 import type { Clock } from '../clock.ts';
 import { createConsoleActions, createConsoleData } from '../console/data-source.ts';
 import { createConsoleRouter } from '../console/router.ts';
+import type { EmrPort } from '../emr/index.ts';
 import type { Inbox } from '../inbox/inbox.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { createDeadLetters } from '../processor/index.ts';
@@ -24,6 +25,7 @@ export function buildConsoleRouter(
     access: AdminAccess;
     /** False while the adapter starts or stops: the console answers 503 pages. */
     workersRunning: () => boolean;
+    emr: Pick<EmrPort, 'refs'>;
   },
 ): Router {
   const logger = opts.logger.child({ component: 'console' });
@@ -36,6 +38,7 @@ export function buildConsoleRouter(
       database: parts.inbox,
       metrics: parts.metrics,
       clock,
+      refs: parts.emr.refs,
     }),
     actions: createConsoleActions({
       deadLetters: createDeadLetters({ stores: storage.processor.deadLetters, logger }),

@@ -1,4 +1,4 @@
-// The background loop of a work queue (the processor, the pusher): runs one pass, pauses, runs the next.
+// The timing of background work (./worker.ts builds every worker on it): runs one pass, pauses, runs the next.
 // A failed pass is logged and the loop goes on; stop() takes no new pass and waits for the one in flight,
 // which may ask stopping() to end early. wake() (work arrived: a notification from this replica or another)
 // cuts the pause short, or, during a pass, makes the next one follow at once; but a woken pass never starts

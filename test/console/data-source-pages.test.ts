@@ -1,6 +1,7 @@
 // The console's data port over a processor's stores: its pages (events, dead letters, documents) cut by
 // positions it gave out, a position or state it never gave refused by name, dead letters replayed one by one
 // or by type (what was not dead said so), and a document that failed here retried.
+import { fhirRecordRefs } from '../../src/emr/fhir/refs.ts';
 import { describe, expect, it } from 'vitest';
 import { createConsoleActions, createConsoleData } from '../../src/console/data-source.ts';
 import { createDependencyStatus } from '../../src/status/dependency-status.ts';
@@ -21,6 +22,7 @@ function consoleOf() {
     database: { isWritable: () => true, writeFailure: () => undefined },
     metrics: f.metrics,
     clock: f.clock,
+    refs: fhirRecordRefs,
   });
   const actions = createConsoleActions({
     deadLetters: createDeadLetters({ stores: f.stores.deadLetters, logger: silentLogger() }),

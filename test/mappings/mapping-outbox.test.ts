@@ -1,8 +1,8 @@
 // The mapping outbox, driven by the processor's passes: each new mapping is posted to the service until it
-// succeeds; a refusal (409 mapping_conflict) parks it as dead with one alert; the mappings the service took
-// are pruned after RETENTION_EVENT_ID_DAYS, pending and dead ones never.
+// succeeds, never sooner than the service's Retry-After; a refusal (409 mapping_conflict) parks it as dead with
+// one alert; the mappings the service took are pruned after RETENTION_EVENT_ID_DAYS, pending and dead ones never.
 import { describe, expect, it } from 'vitest';
-import { ServiceCallError } from '../../src/service-client/errors.ts';
+import { classifyStatus, parseRetryAfter, ServiceCallError } from '../../src/service-client/errors.ts';
 import { appointmentEvent, processorFixture } from '../support/processor-fixture.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -20,6 +20,23 @@ describe('the mapping outbox', () => {
     const dead = f.db.prepare("SELECT count(*) FROM mapping_outbox WHERE state = 'dead'").pluck().get();
     expect(dead).toBe(4);
     expect(f.logLines().filter((l) => l.alert === true)).toHaveLength(4);
+  });
+
+  it('posts a mapping again no sooner than the Retry-After of a 429, however short its backoff', async () => {
+    const f = processorFixture();
+    const body = { error: { code: 'rate_limited', message: 'slow down' } };
+    f.failMappings(classifyStatus(429, body, parseRetryAfter('120', f.clock.now())));
+    f.store(appointmentEvent());
+    await f.processor.runOnce();
+    f.failMappings(undefined);
+    const due = f.db.prepare("SELECT min(next_attempt_at) FROM mapping_outbox WHERE state = 'pending'").pluck().get();
+    expect(due).toBeGreaterThanOrEqual(f.clock.now() + 120_000);
+    f.clock.advance(119_999);
+    await f.processor.runOnce();
+    expect(f.mappingsPut).toEqual([]);
+    f.clock.advance(1);
+    await f.processor.runOnce();
+    expect(f.mappingsPut).toHaveLength(4);
   });
 });
 

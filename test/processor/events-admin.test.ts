@@ -6,6 +6,7 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/http/app.ts';
 import { silentLogger } from '../../src/logger.ts';
+import { fhirRecordRefs } from '../../src/emr/fhir/refs.ts';
 import { createMappingsAdminRouter } from '../../src/mappings/admin-router.ts';
 import { createEventsAdminRouter, createProcessorAdminRouter } from '../../src/processor/index.ts';
 import { appointmentEvent, processorFixture, type ProcessorFixture } from '../support/processor-fixture.ts';
@@ -21,7 +22,7 @@ function adminOf(f: ProcessorFixture) {
     adminRouters: [
       createProcessorAdminRouter({ deadLetters: f.stores.deadLetters, events: f.stores.events, logger: silentLogger() }),
       createEventsAdminRouter({ events: f.stores.events, clock: f.clock }),
-      createMappingsAdminRouter({ lookup: f.stores.mappingLookup }),
+      createMappingsAdminRouter({ lookup: f.stores.mappingLookup, refs: fhirRecordRefs }),
     ],
     adminToken: TOKEN,
     readiness: [],

@@ -26,11 +26,11 @@ describe('HOST and the bundled parts', () => {
     try {
       const { adapter } = running;
       expect(new URL(adapter.serviceUrl).hostname).toBe('127.0.0.2');
-      expect(new URL(adapter.fhirBaseUrl!).hostname).toBe('127.0.0.2');
+      expect(new URL(adapter.emrAddress!).hostname).toBe('127.0.0.2');
       // Provisioned through the simulator's advertised address, and the EMR answers the adapter.
       expect(adapter.clinicId).toBeDefined();
-      expect(await answers(`${adapter.fhirBaseUrl}/metadata`)).toBe(200);
-      expect(await answers(`${on(adapter.fhirBaseUrl!, '127.0.0.1')}/metadata`)).toBe('refused');
+      expect(await answers(`${adapter.emrAddress}/metadata`)).toBe(200);
+      expect(await answers(`${on(adapter.emrAddress!, '127.0.0.1')}/metadata`)).toBe('refused');
       expect(await answers(`${on(adapter.serviceUrl, '127.0.0.1')}/`)).toBe('refused');
       expect(await waitFor(async () => ((await answers(`${adapter.url}/readyz`)) === 200 ? true : undefined))).toBe(true);
     } finally {

@@ -23,7 +23,7 @@ describe('zero-configuration mode', () => {
     const created = await json<{ serviceId: string }>('POST', `${sim}/_sim/appointments`, { clinicId: adapter.clinicId });
     const identifier = encodeURIComponent(`urn:emr-bridge:service|${created.body.serviceId}`);
     // Read signed in with the adapter's key, on the moved clock: the EMR's sign-in follows it too.
-    const fhir = adapterFhirReader(running.dir, adapter.fhirBaseUrl!, { now: () => Date.now() + moved.body.offsetSeconds * 1000 });
+    const fhir = adapterFhirReader(running.dir, adapter.emrAddress!, { now: () => Date.now() + moved.body.offsetSeconds * 1000 });
     const found = await waitFor(async () => {
       const bundle = await fhir.call<{ entry?: unknown[] }>('GET', `Appointment?identifier=${identifier}`);
       return bundle.body.entry?.length ? bundle.body.entry : undefined;

@@ -75,7 +75,7 @@ describe('an adapter given its own EMR', () => {
 
     expect(adapter.url).toBe(`http://127.0.0.1:${port}`);
     expect(adapter.serviceUrl).toBe(`http://127.0.0.1:${port + 1}`);
-    expect(adapter.fhirBaseUrl).toBeUndefined();
+    expect(adapter.emrAddress).toBeUndefined();
     expect(await refusesConnections(port + 2)).toBe(true);
     const saved = JSON.parse(readFileSync(join(dir, 'bundled.json'), 'utf8')) as Record<string, unknown>;
     expect(saved).not.toHaveProperty('fhirBaseUrl');

@@ -15,6 +15,7 @@ import { listDocumentsChangedSince, recordDocumentOutcome } from './documents.ts
 import { createFhirHttp, type FhirHttp } from './http.ts';
 import { createPatientOperations } from './patients.ts';
 import { appointmentResource, isKnownStatus, locationResource, practitionerResource } from './mapping.ts';
+import { fhirRecordRefs } from './refs.ts';
 
 export interface FhirEmrOptions {
   baseUrl: string;
@@ -48,6 +49,7 @@ export function createFhirEmr(opts: FhirEmrOptions): FhirEmr {
 
   return {
     http,
+    refs: fhirRecordRefs,
     ...createPatientOperations({ http, system, claims, logger: opts.logger, metrics: opts.metrics }),
     ensurePractitioner: (d) => claims.findOrCreate(practitionerResource(system, d), d.serviceId),
     ensureLocation: (l) => claims.findOrCreate(locationResource(system, l), l.serviceId),

@@ -5,6 +5,7 @@
 // implements. It passes the port's conformance suite (test/emr/memory-conformance.test.ts).
 import type { AppointmentInput, DocumentOutcome, EmrDocument, EmrPort, EmrRecord, PatientField, PatientInput } from '../port.ts';
 import { EmrError } from '../errors.ts';
+import { fhirRecordRefs } from '../fhir/refs.ts';
 
 type Kind = 'patient' | 'practitioner' | 'location' | 'appointment';
 
@@ -61,7 +62,8 @@ export function createMemoryEmr(): MemoryEmr {
     differences: [],
   };
   const own: Own = { state, byId: new Map(), emrPatients: new Map(), next: 1 };
-  return Object.assign(state, patientOperations(own), recordOperations(own), documentOperations(own));
+  // Named as the FHIR adapter names its records, whose twin this is.
+  return Object.assign(state, { refs: fhirRecordRefs }, patientOperations(own), recordOperations(own), documentOperations(own));
 }
 
 function patientOperations(own: Own): Pick<MemoryEmr, 'addEmrPatient' | 'patients' | 'ensurePatient' | 'updatePatient' | 'linkPatient'> {

@@ -116,11 +116,11 @@ describe('a FHIR server without conditional create', () => {
     const config = parseConfig({ SERVICE_BASE_URL: 'bundled', FHIR_BASE_URL: fhir.baseUrl, ...smartSettings(dir) });
     const fhirEmr = createFhirEmr({
       baseUrl: fhir.baseUrl,
-      identifierSystem: config.fhir.identifierSystem,
+      identifierSystem: config.emr.settings.identifierSystem,
       timeoutMs: 5_000,
-      labReportTypeCodes: config.fhir.labReportTypeCodes,
-      prescriptionTypeCodes: config.fhir.prescriptionTypeCodes,
-      auth: await loadFhirAuthSettings(config.fhir.auth),
+      labReportTypeCodes: config.emr.settings.labReportTypeCodes,
+      prescriptionTypeCodes: config.emr.settings.prescriptionTypeCodes,
+      auth: await loadFhirAuthSettings(config.emr.settings.auth),
       maxContentBytes: 1024 * 1024,
       clock: createManualClock(Date.now()),
       logger: log.logger,

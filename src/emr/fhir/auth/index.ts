@@ -3,7 +3,7 @@
 // for one renewal; nothing outside src/emr/fhir knows that tokens exist.
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../../../clock.ts';
-import type { FhirAuthConfig } from '../../../config.ts';
+import type { FhirAuthConfig } from '../settings.ts';
 import { loadClientKey, type ClientKey } from './keys.ts';
 import { createTokenSource, type TokenSource } from './token-source.ts';
 

@@ -1,0 +1,97 @@
+// The FHIR module's settings (FHIR_*): their schema, checked with every other setting before anything is
+// written, and the rules that belong to a FHIR EMR (its sign-in, https in production). Pure, like config.ts,
+// which merges this schema into its own and hands the FHIR_* values here when EMR_PROTOCOL is fhir.
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { baseUrlOrBundled, csv, int, optionalUrl } from '../../config-schema.ts';
+import type { EmrSettingsContext } from '../settings-context.ts';
+
+/** How the adapter signs in to the EMR (FHIR_AUTH and the settings that go with each mode). */
+export type FhirAuthConfig =
+  | { mode: 'none' }
+  | { mode: 'bearer'; token: string }
+  | { mode: 'smart'; clientId: string; privateKeyPath: string; keyId?: string; tokenUrl?: string; scopes?: string[] };
+
+/** The client id and key file zero-configuration mode registers with the bundled FHIR server. */
+export const BUNDLED_FHIR_CLIENT_ID = 'emr-bridge';
+export const BUNDLED_FHIR_KEY_FILE = 'fhir-client-key.pem';
+
+export const FHIR_SETTINGS_SHAPE = {
+  FHIR_BASE_URL: baseUrlOrBundled,
+  FHIR_IDENTIFIER_SYSTEM: z.string().min(1).default('urn:emr-bridge:service'),
+  FHIR_TIMEOUT_MS: int(10_000, 100),
+  FHIR_LAB_REPORT_TYPE_CODES: csv.transform((v) => (v.length ? v : ['http://loinc.org|11502-2'])),
+  FHIR_PRESCRIPTION_TYPE_CODES: csv.transform((v) => (v.length ? v : ['http://loinc.org|57833-6'])),
+  FHIR_AUTH: z.enum(['none', 'bearer', 'smart']).optional(),
+  FHIR_BEARER_TOKEN: z.string().optional(),
+  FHIR_CLIENT_ID: z.string().optional(),
+  FHIR_PRIVATE_KEY_PATH: z.string().optional(),
+  FHIR_KEY_ID: z.string().optional(),
+  FHIR_TOKEN_URL: optionalUrl,
+  FHIR_SCOPES: z
+    .string()
+    .optional()
+    .transform((s) => (s ?? '').split(/\s+/).filter(Boolean)),
+  // A document's content read from the EMR (a Binary's JSON is a third larger than the 15 MB file it holds).
+  FHIR_MAX_CONTENT_BYTES: int(25 * 1024 * 1024, 1024),
+};
+
+const fhirSchema = z.object(FHIR_SETTINGS_SHAPE);
+type FhirRaw = z.output<typeof fhirSchema>;
+
+/** The FHIR module's settings, as the module is built from them. */
+export interface FhirSettings {
+  /** Unset: the bundled FHIR server (its address is known once it listens). */
+  baseUrl?: string;
+  identifierSystem: string;
+  timeoutMs: number;
+  labReportTypeCodes: string[];
+  prescriptionTypeCodes: string[];
+  auth: FhirAuthConfig;
+  maxContentBytes: number;
+}
+
+/** FHIR_* (already checked by the merged schema) to the module's settings; rule breaches go to `problems`. */
+export function fhirSettingsFrom(raw: FhirRaw, ctx: EmrSettingsContext, problems: string[]): FhirSettings {
+  if (ctx.production) {
+    for (const name of ['FHIR_BASE_URL', 'FHIR_TOKEN_URL'] as const) {
+      const url = raw[name];
+      if (url && url !== 'bundled' && !url.startsWith('https://') && !ctx.isLoopback(url))
+        problems.push(`${name}: must be https with NODE_ENV=production (loopback excepted)`);
+    }
+  }
+  return {
+    ...(raw.FHIR_BASE_URL && !ctx.bundled ? { baseUrl: raw.FHIR_BASE_URL } : {}),
+    identifierSystem: raw.FHIR_IDENTIFIER_SYSTEM,
+    timeoutMs: raw.FHIR_TIMEOUT_MS,
+    labReportTypeCodes: raw.FHIR_LAB_REPORT_TYPE_CODES,
+    prescriptionTypeCodes: raw.FHIR_PRESCRIPTION_TYPE_CODES,
+    auth: fhirAuthFrom(raw, ctx, problems),
+    maxContentBytes: raw.FHIR_MAX_CONTENT_BYTES,
+  };
+}
+
+/**
+ * FHIR_AUTH and its settings. Default: `none` beside a configured FHIR_BASE_URL; `smart` against the
+ * bundled FHIR server, with a key kept in the data folder, as a production deployment would sign in.
+ */
+function fhirAuthFrom(s: FhirRaw, ctx: EmrSettingsContext, problems: string[]): FhirAuthConfig {
+  const bundled = ctx.bundled;
+  const mode = s.FHIR_AUTH ?? (bundled ? 'smart' : 'none');
+  if (mode === 'none') return { mode };
+  if (mode === 'bearer') {
+    if (bundled) problems.push('FHIR_AUTH: the bundled FHIR server signs in with smart (or none), not bearer');
+    if (!s.FHIR_BEARER_TOKEN) problems.push('FHIR_BEARER_TOKEN: required when FHIR_AUTH is bearer');
+    return { mode, token: s.FHIR_BEARER_TOKEN ?? '' };
+  }
+  if (!bundled && !s.FHIR_CLIENT_ID) problems.push('FHIR_CLIENT_ID: required when FHIR_AUTH is smart');
+  if (!bundled && !s.FHIR_PRIVATE_KEY_PATH) problems.push('FHIR_PRIVATE_KEY_PATH: required when FHIR_AUTH is smart');
+  return {
+    mode,
+    clientId: s.FHIR_CLIENT_ID ?? BUNDLED_FHIR_CLIENT_ID,
+    privateKeyPath: s.FHIR_PRIVATE_KEY_PATH ? resolve(s.FHIR_PRIVATE_KEY_PATH) : join(ctx.dataDir, BUNDLED_FHIR_KEY_FILE),
+    ...(s.FHIR_KEY_ID ? { keyId: s.FHIR_KEY_ID } : {}),
+    ...(s.FHIR_TOKEN_URL ? { tokenUrl: s.FHIR_TOKEN_URL } : {}),
+    ...(s.FHIR_SCOPES.length ? { scopes: s.FHIR_SCOPES } : {}),
+  };
+}

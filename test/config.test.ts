@@ -135,6 +135,16 @@ describe('deployment mode', () => {
     expect(problems({ PUSHER_LEASE_MS: '1000', SERVICE_TIMEOUT_MS: '500', PROCESSOR_LEASE_MS: '1000', FHIR_TIMEOUT_MS: '500' })).toEqual([]);
   });
 
+  it('checks for a tool (migrate, backup) only the settings it uses: lease and deployment rules are serve\'s', () => {
+    const unusedByTools = { PROCESSOR_LEASE_MS: '1000', FHIR_TIMEOUT_MS: '10000', SERVICE_BASE_URL: 'https://service.example.test' };
+    expect(() => parseConfig(unusedByTools)).toThrow(/PROCESSOR_LEASE_MS: must be at least twice FHIR_TIMEOUT_MS/);
+    expect(() => parseConfig(unusedByTools)).toThrow(/FHIR_BASE_URL: required once SERVICE_BASE_URL is set/);
+    expect(parseConfig({ ...unusedByTools, DATA_DIR: '/srv/emr' }, 'tools').databasePath).toBe('/srv/emr/emr-bridge.db');
+    // A setting's form is still checked, and a typo still stops a tool.
+    expect(() => parseConfig({ PROCESSOR_LEASE_MS: 'soon' }, 'tools')).toThrow(/PROCESSOR_LEASE_MS/);
+    expect(() => parseConfig({ DATABASE_PAHT: '/srv/emr.db' }, 'tools')).toThrow(/DATABASE_PAHT: not a setting/);
+  });
+
   it('puts the admin API on its own listener only when ADMIN_PORT or ADMIN_HOST is set', () => {
     expect(parseConfig({}).admin).toBeUndefined();
     expect(parseConfig({ ADMIN_PORT: '9091', ADMIN_HOST: '10.1.2.3' }).admin).toEqual({ host: '10.1.2.3', port: 9091 });

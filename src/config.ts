@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import cron from 'node-cron';
 import { z } from 'zod';
 import { baseUrlOrBundled, csv, int, isLoopback } from './config-schema.ts';
+import { DEFAULT_TOLERANCE_SECONDS } from './contract/api.ts';
 import { unknownSettings } from './config-names.ts';
 import { fileSetting, overlaySettings, readSecretFile, resolveSecretFiles, type SecretFileReader } from './config-secrets.ts';
 import type { EmrAddressSetting, EmrSettingsContext } from './emr/settings-context.ts';
@@ -27,7 +28,7 @@ const schema = z.object({
   SERVICE_KEY_ID: z.string().optional(),
   SERVICE_SIGNING_SECRETS: csv,
   SERVICE_TIMEOUT_MS: int(10_000, 100),
-  WEBHOOK_TOLERANCE_SECONDS: int(300, 1, 86_400),
+  WEBHOOK_TOLERANCE_SECONDS: int(DEFAULT_TOLERANCE_SECONDS, 1, 86_400),
   WEBHOOK_MAX_BODY_BYTES: int(256 * 1024, 1024, 16 * 1024 * 1024),
   // The EMR module (src/emr/settings.ts); its own settings follow from EMR_SETTINGS_SHAPE.
   EMR_PROTOCOL: z.enum(EMR_PROTOCOLS).default('fhir'),

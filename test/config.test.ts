@@ -135,7 +135,7 @@ describe('deployment mode', () => {
     expect(problems({ PUSHER_LEASE_MS: '1000', SERVICE_TIMEOUT_MS: '500', PROCESSOR_LEASE_MS: '1000', FHIR_TIMEOUT_MS: '500' })).toEqual([]);
   });
 
-  it('checks for a tool (migrate, backup) only the settings it uses: lease and deployment rules are serve\'s', () => {
+  it("checks for a tool (migrate, backup) only the settings it uses: lease and deployment rules are serve's", () => {
     const unusedByTools = { PROCESSOR_LEASE_MS: '1000', FHIR_TIMEOUT_MS: '10000', SERVICE_BASE_URL: 'https://service.example.test' };
     expect(() => parseConfig(unusedByTools)).toThrow(/PROCESSOR_LEASE_MS: must be at least twice FHIR_TIMEOUT_MS/);
     expect(() => parseConfig(unusedByTools)).toThrow(/FHIR_BASE_URL: required once SERVICE_BASE_URL is set/);

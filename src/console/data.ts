@@ -61,7 +61,7 @@ export interface EventDetail extends EventSummary {
   headers: Record<string, string>;
   /** Every state it went through, oldest first. */
   history: { at: number; state: string; attempt: number; reason: string | null }[];
-  /** FHIR references it wrote or claimed (`Patient/123`), once applied. */
+  /** The EMR records it wrote or claimed, as the EMR names them (`Patient/123`), once applied. */
   emrRefs: string[];
   lastError: string | null;
   /** Whether the body is still stored (retention prunes it). */

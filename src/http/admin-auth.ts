@@ -3,6 +3,7 @@
 // console's session calls authenticatedAs before this runs). The actor goes in ctx.state.actor, the door in
 // ctx.state.door. No token, or one that matches none: 401, recorded in the audit trail as a refused sign_in,
 // and counted by the sign-in throttle; an address the throttle holds gets 429 until its wait is over.
+import { bearerToken } from './bearer.ts';
 import type { Context, Middleware } from 'koa';
 import type { Actor, CredentialCheck } from '../access/actor.ts';
 import type { SignInThrottle } from '../access/throttle.ts';
@@ -50,8 +51,8 @@ export function adminAuth(deps: AdminAuthDeps): Middleware {
       ctx.set('Retry-After', String(seconds));
       throw new TooManyAttemptsError(seconds);
     }
-    const m = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
-    const actor = m ? deps.credentials.verify(m[1]!.trim()) : undefined;
+    const token = bearerToken(ctx.get('authorization'));
+    const actor = token ? deps.credentials.verify(token) : undefined;
     if (!actor) {
       const delay = await deps.throttle.failed(from);
       if (delay > 0) deps.logger.warn({ from, waitMs: delay }, 'admin sign-ins from this address slowed after repeated failures');

@@ -47,7 +47,9 @@ const eventHistoryStep = z.strictObject({
 });
 const eventDetailView = eventStatus.extend({
   history: z.array(eventHistoryStep).describe('Every state the event went through, oldest first: received (at its received time), then each change.'),
-  emrRefs: z.array(z.string()).describe('FHIR references the event wrote or claimed when applied (`Patient/12`); empty before.'),
+  emrRefs: z
+    .array(z.string())
+    .describe('The EMR records the event wrote or claimed when applied, as the EMR module names them (FHIR: `Patient/12`); empty before.'),
 });
 const eventSummary = z.strictObject({
   eventId: z.string(),
@@ -72,7 +74,7 @@ const mappingFound = z.strictObject({
   entityType: z.enum(MAPPING_ENTITY_TYPES),
   serviceId: z.string(),
   emrId: z.string(),
-  emrRef: z.string().describe('The EMR record as a FHIR reference (`Patient/12`).'),
+  emrRef: z.string().describe('The EMR record as the EMR module names it (FHIR: `Patient/12`).'),
   posted: z.boolean().describe('Whether the service has it (posted by the mapping outbox, or never needed); false while queued, dead or dismissed.'),
 });
 

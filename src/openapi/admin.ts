@@ -141,7 +141,7 @@ const deadLetterRoutes = routesOf({ tag: 'dead letters', ...ADMIN }, (route) => 
       409: 'not_dead_letter: the event is not a dead letter, or already dismissed.',
     },
   }),
-  route('get /admin/events/{eventId}', 'getEvent', "Any stored event's processing state, its state history and the FHIR references it wrote", {
+  route('get /admin/events/{eventId}', 'getEvent', "Any stored event's processing state, its state history and the EMR records it wrote", {
     description: 'Identifiers, states, reasons and times; never the body (the console reveals a body to an operator, and records it).',
     responses: { 200: reply('The event.', schemas.eventDetail) },
     errors: { 404: 'not_found: no such event.' },
@@ -172,7 +172,10 @@ const eventRoutes = routesOf({ tag: 'events', ...ADMIN }, (route) => [
   route('get /admin/mappings', 'findMappings', "A mapping by the service's id or by the EMR's: the other side, and whether the service has it", {
     query: {
       serviceId: { schema: mappingLookupParams.serviceId, description: "The service's id: its mapping of each entity type." },
-      emrId: { schema: mappingLookupParams.emrId, description: 'The EMR id: a FHIR reference (`Patient/12`, that type only) or a bare id (any type).' },
+      emrId: {
+        schema: mappingLookupParams.emrId,
+        description: 'The EMR id: a reference as the EMR module names its records (FHIR: `Patient/12`, that type only) or a bare id (any type).',
+      },
     },
     responses: { 200: reply('The mappings found (none: an empty list).', schemas.mappings) },
     errors: { 400: 'invalid_request: neither or both of serviceId and emrId, or an unknown parameter.' },

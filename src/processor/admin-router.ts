@@ -1,6 +1,6 @@
 // Admin routes of the processor (mounted under /admin, behind ADMIN_TOKEN): dead letters listed (a page at
 // a time, filtered), replayed one by one or in bulk, or dismissed with a reason; and the processing state
-// of any stored event, with its state history and the FHIR references it wrote when given the event views.
+// of any stored event, with its state history and the EMR records it wrote when given the event views.
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';

@@ -1,7 +1,7 @@
 // Admin routes that read events (under /admin, the viewer role; what the console shows, for integrators too):
 // a search by eventId, event type, the entity's serviceId, state and received time, newest first, a page at a
 // time, and the events received and applied per minute over the last 24 hours. One event's state, history and
-// FHIR references are GET /admin/events/:eventId (./admin-router.ts, with eventDetail below). Identifiers,
+// EMR references are GET /admin/events/:eventId (./admin-router.ts, with eventDetail below). Identifiers,
 // states, reasons and times; never bodies.
 import Router from '@koa/router';
 import { z } from 'zod';
@@ -61,7 +61,7 @@ export const historyView = (h: EventHistoryEntry) => ({
   ...(h.reason !== null ? { reason: h.reason } : {}),
 });
 
-/** GET /admin/events/:eventId: the event's processing state, with its history and the FHIR references it wrote. */
+/** GET /admin/events/:eventId: the event's processing state, with its history and the EMR records it wrote (as the EMR module names them). */
 export async function eventDetail(events: Pick<EventViews, 'get'>, status: EventStatus) {
   const record = await events.get(status.eventId);
   return { ...status, history: (record?.history ?? []).map(historyView), emrRefs: record?.emrRefs ?? [] };

@@ -106,7 +106,8 @@ async function startOutsideParts(opts: StartAdapterOptions, undo: Undo): Promise
   undo.push(() => running.close());
   rememberEmrAddress(config, bundled, bundledEmr ? running.summary.address : undefined);
   const emr = observed(running.port, 'emr', status);
-  const emrWatch: EmrWatch = await checkEmrAtStart(emr, logger.child({ component: 'emr' }));
+  const where = opts.emr ? 'the EMR' : `the ${running.summary.title} at ${running.summary.address}`;
+  const emrWatch: EmrWatch = await checkEmrAtStart(emr, logger.child({ component: 'emr' }), where);
   undo.push(() => emrWatch.stop());
   const adminToken = bundled?.adminToken ?? config.adminToken!;
   return { config, logger, clock, bundled, bundledEmr, running, adminToken, status, metrics, emr };

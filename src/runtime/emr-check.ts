@@ -1,8 +1,7 @@
-// The EMR check at start-up (GET /metadata through the port's ping): an EMR that answers and is not what
+// The EMR check at start-up (the port's ping; FHIR: GET /metadata): an EMR that answers and is not what
 // the adapter needs stops start-up with its reason; one that does not answer yet is an outage, so the
 // adapter starts anyway (the receiver must take webhooks) and the check is repeated until it passes.
-import { EmrError } from '../emr/errors.ts';
-import type { EmrPort } from '../emr/port.ts';
+import { EmrError, type EmrPort } from '../emr/index.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
@@ -17,7 +16,8 @@ export interface EmrWatch {
 
 const RECHECK_MS = 5_000;
 
-export async function checkEmrAtStart(emr: EmrPort, logger: Logger): Promise<EmrWatch> {
+/** `where` names the EMR in a refusal (`the FHIR R4 EMR at https://…`). */
+export async function checkEmrAtStart(emr: EmrPort, logger: Logger, where = 'the EMR'): Promise<EmrWatch> {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   async function attempt(first: boolean): Promise<boolean> {
@@ -26,8 +26,7 @@ export async function checkEmrAtStart(emr: EmrPort, logger: Logger): Promise<Emr
       if (!first) logger.info('EMR check passed');
       return true;
     } catch (err) {
-      if (first && err instanceof EmrError && err.code === 'emr_incompatible')
-        throw new EmrStartupError(`the EMR at FHIR_BASE_URL cannot be used: ${err.message}`);
+      if (first && err instanceof EmrError && err.code === 'emr_incompatible') throw new EmrStartupError(`${where} cannot be used: ${err.message}`);
       if (first) logger.warn({ err: describeError(err) }, 'EMR check failed; starting anyway and checking again');
       return false;
     }

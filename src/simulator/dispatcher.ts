@@ -1,34 +1,28 @@
 // Webhook delivery to subscribers, as docs/service-interface.md describes it (the gaps decided in
 // docs/decisions.md#retry-ladder-timing, docs/decisions.md#ordering-and-exhaustion and
-// docs/decisions.md#pause-and-resume): only subscribed types;
-// the seven headers; signed afresh at each attempt with every active secret; 2xx within 10 s is
-// success; otherwise retried 30 s, 2 min, 10 min, 1 h, 6 h, 12 h, 24 h after the previous attempt and
-// given up after the eighth with one alert; one appointment's deliveries in order; 50 consecutive
-// failures pause the subscription until it is resumed.
-import { request } from 'undici';
+// docs/decisions.md#pause-and-resume): only subscribed types; one appointment's deliveries in order; each
+// attempt as ./delivery-attempt.ts makes it. 50 consecutive failures pause a subscription, exactly: it never
+// has more attempts in flight than failures left before the pause. A resume makes its whole queue due and
+// drains it one delivery at a time, oldest first.
 import type { Clock } from '../clock.ts';
-import { MAX_DELIVERY_ATTEMPTS, PAUSE_AFTER_CONSECUTIVE_FAILURES, RETRY_LADDER_SECONDS, WEBHOOK_TIMEOUT_MS } from '../contract/api.ts';
+import { PAUSE_AFTER_CONSECUTIVE_FAILURES } from '../contract/api.ts';
 import type { Db } from '../database/open.ts';
 import type { Logger } from '../logger.ts';
-import { signedWebhookHeaders } from '../signature/webhook-signature.ts';
-import type { Faults } from './faults.ts';
+import { attempt, type AttemptStatements, type DeliveryRow, prepareAttemptStatements } from './delivery-attempt.ts';
 import { orderKeyOf } from './events.ts';
+import type { Faults } from './faults.ts';
 import type { Store, Subscription } from './store.ts';
-
-interface DeliveryRow {
-  id: number;
-  subscription_id: string;
-  event_id: string;
-  event_type: string;
-  body: string;
-  attempts: number;
-}
 
 export interface Dispatcher {
   /** Queues an event for every subscription of its clinic that takes its type. */
   enqueue(event: { eventId: string; eventType: string; clinicId: string; appointment?: { serviceId: string } }): void;
-  /** Makes every attempt due now; returns how many it made. */
+  /**
+   * Makes attempts due now, up to one batch, and waits for every one of them to be answered or abandoned;
+   * returns how many it made. One call at a time (the simulator's turns).
+   */
   runDue(): Promise<number>;
+  /** Unpauses a subscription; a paused one's whole queue, events that failed before included, is due now, to drain in order. */
+  resume(subscriptionId: string): void;
   /** The earliest time a queued delivery that can go (first of its appointment) falls due, if any. */
   nextDueAt(): number | undefined;
   queued(subscriptionId: string): number;
@@ -43,11 +37,13 @@ interface DispatcherDeps {
   random?: () => number;
 }
 
+const BATCH = 256;
+
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const { store, clock } = deps;
   const random = deps.random ?? Math.random;
   const sql = prepareStatements(deps.db);
-  const inFlight = new Set<number>();
+  const lanes = { deps, sql };
   return {
     enqueue(event) {
       const faults = deps.faults();
@@ -61,16 +57,24 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       }
     },
     async runDue() {
-      const rows = (sql.due.all(clock.now()) as DeliveryRow[]).filter((r) => !inFlight.has(r.id));
-      const work: Promise<void>[] = [];
-      for (const row of rows) {
-        const sub = store.get('subscription', row.subscription_id);
-        if (!sub || sub.paused) continue;
-        inFlight.add(row.id);
-        work.push(attempt(deps, sql, row, sub).finally(() => inFlight.delete(row.id)));
+      const bySubscription = new Map<string, DeliveryRow[]>();
+      for (const row of sql.due.all(clock.now()) as DeliveryRow[]) {
+        const rows = bySubscription.get(row.subscription_id) ?? [];
+        rows.push(row);
+        bySubscription.set(row.subscription_id, rows);
       }
-      await Promise.all(work);
-      return work.length;
+      // Settled, not all: a lane that failed must not end the pass while another's requests are on their way.
+      const lanesDone = await Promise.allSettled([...bySubscription].map(([id, rows]) => runLane(lanes, id, rows)));
+      const failed = lanesDone.find((l) => l.status === 'rejected');
+      if (failed) throw failed.reason;
+      return lanesDone.reduce((sum, l) => sum + (l.status === 'fulfilled' ? l.value : 0), 0);
+    },
+    resume(subscriptionId) {
+      const sub = store.get('subscription', subscriptionId);
+      if (!sub) return;
+      // The queue drains in the order it was made: a retry that was waiting on the ladder goes with the rest.
+      if (sub.paused) sql.dueNow.run(clock.now(), subscriptionId);
+      store.put('subscription', { ...sub, paused: false, consecutiveFailures: 0, draining: sub.paused || sub.draining === true });
     },
     nextDueAt: () => (sql.nextDue.get() as number | null) ?? undefined,
     queued: (id) => sql.queued.get(id) as number,
@@ -86,73 +90,120 @@ function prepareStatements(db: Db) {
   // Only the first queued delivery of an appointment can go; the ones behind it wait for it, whatever their time.
   const canGo = `d.state = 'queued' AND d.${active}
       AND d.id = (SELECT min(x.id) FROM deliveries x WHERE x.state = 'queued' AND x.subscription_id = d.subscription_id AND x.order_key = d.order_key)`;
+  const columns = 'd.id, d.subscription_id, d.event_id, d.event_type, d.order_key, d.body, d.attempts, d.next_attempt_at';
   return {
+    ...prepareAttemptStatements(db),
     insert: db.prepare('INSERT INTO deliveries (subscription_id, event_id, event_type, order_key, body, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)'),
-    due: db.prepare(`
-    SELECT d.id, d.subscription_id, d.event_id, d.event_type, d.body, d.attempts FROM deliveries d
-    WHERE d.next_attempt_at <= ? AND ${canGo}
-    ORDER BY d.next_attempt_at, d.id LIMIT 256`),
+    due: db.prepare(`SELECT ${columns} FROM deliveries d WHERE d.next_attempt_at <= ? AND ${canGo} ORDER BY d.next_attempt_at, d.id LIMIT ${BATCH}`),
+    oldestDue: db.prepare(
+      `SELECT ${columns} FROM deliveries d WHERE d.subscription_id = ? AND d.next_attempt_at <= ? AND ${canGo} ORDER BY d.next_attempt_at, d.id LIMIT ${BATCH}`,
+    ),
+    headOf: db.prepare(`SELECT ${columns} FROM deliveries d WHERE d.state = 'queued' AND d.subscription_id = ? AND d.order_key = ? ORDER BY d.id LIMIT 1`),
+    dueNow: db.prepare("UPDATE deliveries SET next_attempt_at = ? WHERE subscription_id = ? AND state = 'queued'"),
     nextDue: db.prepare(`SELECT min(d.next_attempt_at) FROM deliveries d WHERE ${canGo}`).pluck(),
     queued: db.prepare("SELECT count(*) FROM deliveries WHERE state = 'queued' AND subscription_id = ?").pluck(),
-    settle: db.prepare('UPDATE deliveries SET state = ?, attempts = ? WHERE id = ?'),
-    retry: db.prepare('UPDATE deliveries SET attempts = ?, next_attempt_at = ? WHERE id = ?'),
-    log: db.prepare('INSERT INTO delivery_log (subscription_id, event_id, event_type, attempt, status_code, error, at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-    alert: db.prepare('INSERT INTO alerts (kind, subscription_id, event_id, message, at) VALUES (?, ?, ?, ?, ?)'),
   };
 }
 
-/** One attempt at one delivery: sent, logged, and then settled, retried later or given up. */
-async function attempt(deps: DispatcherDeps, sql: Statements, row: DeliveryRow, sub: Subscription): Promise<void> {
-  const n = row.attempts + 1;
-  const { status, error } = await send(deps.clock, row, sub, n);
-  const now = deps.clock.now();
-  sql.log.run(sub.id, row.event_id, row.event_type, n, status ?? null, error ?? null, now);
-  const fresh = deps.store.get('subscription', sub.id)!;
-  if (status !== undefined && status >= 200 && status < 300) {
-    sql.settle.run('delivered', n, row.id);
-    deps.store.put('subscription', { ...fresh, consecutiveFailures: 0 });
-    return;
+interface Lanes {
+  deps: DispatcherDeps;
+  sql: Statements & AttemptStatements;
+}
+
+/** One subscription's share of a pass: its due rows, or the next steps of its drain after a resume. */
+function runLane(lanes: Lanes, subscriptionId: string, rows: DeliveryRow[]): Promise<number> {
+  const sub = lanes.deps.store.get('subscription', subscriptionId);
+  if (!sub || sub.paused) return Promise.resolve(0);
+  return sub.draining ? drain(lanes, subscriptionId) : fanOut(lanes, subscriptionId, rows);
+}
+
+/**
+ * Up to as many attempts at once as failures are left before the pause: were every one of them to fail, the
+ * 50th would pause the subscription with nothing else in flight, so no attempt starts once it is reached.
+ */
+async function fanOut({ deps, sql }: Lanes, subscriptionId: string, rows: DeliveryRow[]): Promise<number> {
+  const inFlight = createInFlight();
+  let made = 0;
+  for (const row of rows) {
+    const sub = await room(deps.store, subscriptionId, inFlight);
+    if (!sub) break;
+    inFlight.add(attempt(deps, sql, row, sub));
+    made++;
   }
-  const failures = fresh.consecutiveFailures + 1;
-  const pause = !fresh.paused && failures >= PAUSE_AFTER_CONSECUTIVE_FAILURES;
-  deps.store.put('subscription', { ...fresh, consecutiveFailures: failures, paused: fresh.paused || pause });
-  if (pause) {
-    sql.alert.run('subscription_paused', sub.id, null, `paused after ${failures} consecutive failed attempts`, now);
-    deps.logger.warn({ subscriptionId: sub.id }, 'subscription paused');
-  }
-  if (n >= MAX_DELIVERY_ATTEMPTS) {
-    sql.settle.run('given_up', n, row.id);
-    sql.alert.run('delivery_given_up', sub.id, row.event_id, `given up after ${n} attempts`, now);
-    deps.logger.warn({ subscriptionId: sub.id, eventId: row.event_id }, 'delivery given up');
-  } else {
-    sql.retry.run(n, now + RETRY_LADDER_SECONDS[n - 1]! * 1000, row.id);
+  await inFlight.settled();
+  return made;
+}
+
+/** The subscription once it may take one more attempt; undefined once it is paused. */
+async function room(store: Store, subscriptionId: string, inFlight: InFlight): Promise<Subscription | undefined> {
+  for (;;) {
+    const sub = store.get('subscription', subscriptionId);
+    if (!sub || sub.paused) return undefined;
+    if (inFlight.size() < PAUSE_AFTER_CONSECUTIVE_FAILURES - sub.consecutiveFailures) return sub;
+    if (inFlight.size() === 0) return undefined;
+    await inFlight.oneSettled();
   }
 }
 
-/** POSTs the delivery signed afresh: the answer's status, and the error's code if one came (reading the body may fail after the status). */
-async function send(clock: Clock, row: DeliveryRow, sub: Subscription, n: number): Promise<{ status?: number; error?: string }> {
-  const body = Buffer.from(row.body);
-  let status: number | undefined;
-  try {
-    const res = await request(sub.url, {
-      method: 'POST',
-      headersTimeout: WEBHOOK_TIMEOUT_MS,
-      bodyTimeout: WEBHOOK_TIMEOUT_MS,
-      headers: signedWebhookHeaders({
-        keyId: sub.keyId,
-        secrets: sub.secrets,
-        timestamp: Math.floor(clock.now() / 1000),
-        body,
-        eventId: row.event_id,
-        eventType: row.event_type,
-        attempt: n,
-      }),
-      body,
-    });
-    status = res.statusCode;
-    await res.body.dump();
-    return { status };
-  } catch (err) {
-    return { status, error: (err as { code?: string }).code ?? (err as Error).message };
+/**
+ * A resumed subscription's queue, one delivery at a time and oldest first, so that it arrives in the order it was
+ * made. An event that fails again goes back on its ladder and the drain goes on; one that is done lets the next
+ * of its appointment go, in its place in the order. Draining ends when nothing is due.
+ */
+async function drain({ deps, sql }: Lanes, subscriptionId: string): Promise<number> {
+  let made = 0;
+  let page: DeliveryRow[] = [];
+  for (;;) {
+    const sub = deps.store.get('subscription', subscriptionId);
+    if (!sub || sub.paused) return made;
+    if (page.length === 0) {
+      page = sql.oldestDue.all(subscriptionId, deps.clock.now()) as DeliveryRow[];
+      if (page.length === 0) {
+        deps.store.put('subscription', { ...sub, draining: false });
+        return made;
+      }
+      if (made >= BATCH) return made;
+    }
+    const row = page.shift()!;
+    await attempt(deps, sql, row, sub);
+    made++;
+    const next = sql.headOf.get(subscriptionId, row.order_key) as DeliveryRow | undefined;
+    if (next && next.id !== row.id && next.next_attempt_at <= deps.clock.now()) placeInPage(page, next);
   }
+}
+
+/**
+ * Puts a delivery that can go now into the page where the queue's order has it. Past the page's last one it is
+ * left out: the page may not hold everything due, and the next read of the queue finds it in its place.
+ */
+function placeInPage(page: DeliveryRow[], row: DeliveryRow): void {
+  const at = page.findIndex((other) => goesBefore(row, other));
+  if (at >= 0) page.splice(at, 0, row);
+}
+
+/** The queue's order: by due time, then by the order the deliveries were made. */
+const goesBefore = (a: DeliveryRow, b: DeliveryRow) => a.next_attempt_at < b.next_attempt_at || (a.next_attempt_at === b.next_attempt_at && a.id < b.id);
+
+type InFlight = ReturnType<typeof createInFlight>;
+
+/**
+ * The attempts a lane has made and not yet seen settle. A lane, and so its pass, ends only when every one has
+ * (answered, or abandoned at the timeout), an error of one included: the clock must not move while a signed
+ * request is still on its way.
+ */
+function createInFlight() {
+  const pending = new Set<Promise<void>>();
+  const errors: unknown[] = [];
+  return {
+    add(work: Promise<void>): void {
+      const settled: Promise<void> = work.catch((err: unknown) => void errors.push(err)).finally(() => pending.delete(settled));
+      pending.add(settled);
+    },
+    size: () => pending.size,
+    oneSettled: () => Promise.race(pending),
+    async settled(): Promise<void> {
+      await Promise.all(pending);
+      if (errors.length > 0) throw errors[0];
+    },
+  };
 }

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { toIso, sleep, type Clock } from '../clock.ts';
 import type { Db } from '../database/open.ts';
-import { AppError, ValidationError } from '../errors.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
 import { documentEvent } from './events.ts';
 import type { Faults } from './faults.ts';
 import { quietUntil } from './quiet-hours.ts';
@@ -46,7 +46,7 @@ export function createDocumentFlow(deps: DocumentFlowDeps): DocumentFlow {
     decide: (doc, sandbox) => decide(flow, doc, sandbox),
     async release(serviceId) {
       const doc = store.get('document', serviceId);
-      if (!doc) throw new AppError({ code: 'not_found', status: 404, message: 'no such document' });
+      if (!doc) throw new NotFoundError('no such document');
       if (doc.status !== 'HELD') throw new ValidationError(`the document is ${doc.status}, not HELD`, undefined, 'not_held');
       const quiet = holdForQuietHours(clock, doc, store.get('clinic', doc.clinicId)!);
       if (quiet) {

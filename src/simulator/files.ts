@@ -4,6 +4,7 @@
 // docs/decisions.md#error-bodies.
 import { createHash } from 'node:crypto';
 import { request } from 'undici';
+import { ERROR_CODES } from '../contract/api.ts';
 import { AppError } from '../errors.ts';
 import { createHttpAgent } from '../http/agent.ts';
 import { base64DecodedLength, MAX_FILE_BYTES, mimeTypeFromFilename, sniffMimeType, type FileObject } from '../contract/documents.ts';
@@ -26,14 +27,14 @@ export function createFileFetcher(trustedCa?: string | Buffer, timeoutMs = 10_00
     try {
       parsed = new URL(url);
     } catch {
-      throw fileError(422, 'file_url_rejected', 'file.url is not a URL');
+      throw fileError(422, ERROR_CODES.fileUrlRejected, 'file.url is not a URL');
     }
-    if (parsed.protocol !== 'https:') throw fileError(422, 'file_url_rejected', 'file.url must be https');
+    if (parsed.protocol !== 'https:') throw fileError(422, ERROR_CODES.fileUrlRejected, 'file.url must be https');
     try {
       const res = await request(parsed, { dispatcher: agent, maxRedirections: 0 } as Parameters<typeof request>[1]);
       if (res.statusCode !== 200) {
         await res.body.dump();
-        throw fileError(422, 'file_url_unreachable', `file.url answered ${res.statusCode}`);
+        throw fileError(422, ERROR_CODES.fileUrlUnreachable, `file.url answered ${res.statusCode}`);
       }
       const chunks: Buffer[] = [];
       let size = 0;
@@ -41,14 +42,14 @@ export function createFileFetcher(trustedCa?: string | Buffer, timeoutMs = 10_00
         size += (chunk as Buffer).length;
         if (size > MAX_FILE_BYTES) {
           res.body.destroy();
-          throw fileError(413, 'file_too_large', 'the file is larger than 15 MB');
+          throw fileError(413, ERROR_CODES.fileTooLarge, 'the file is larger than 15 MB');
         }
         chunks.push(chunk as Buffer);
       }
       return Buffer.concat(chunks);
     } catch (err) {
       if (err instanceof AppError) throw err;
-      throw fileError(422, 'file_url_unreachable', 'file.url could not be fetched');
+      throw fileError(422, ERROR_CODES.fileUrlUnreachable, 'file.url could not be fetched');
     }
   }
 
@@ -56,12 +57,12 @@ export function createFileFetcher(trustedCa?: string | Buffer, timeoutMs = 10_00
     async resolve(file: FileObject): Promise<StoredFile> {
       let bytes: Buffer;
       if (file.base64 !== undefined) {
-        if (base64DecodedLength(file.base64) > MAX_FILE_BYTES) throw fileError(413, 'file_too_large', 'the file is larger than 15 MB');
+        if (base64DecodedLength(file.base64) > MAX_FILE_BYTES) throw fileError(413, ERROR_CODES.fileTooLarge, 'the file is larger than 15 MB');
         bytes = Buffer.from(file.base64, 'base64');
       } else bytes = await fetchOnce(file.url!);
-      if (bytes.length > MAX_FILE_BYTES) throw fileError(413, 'file_too_large', 'the file is larger than 15 MB');
+      if (bytes.length > MAX_FILE_BYTES) throw fileError(413, ERROR_CODES.fileTooLarge, 'the file is larger than 15 MB');
       const sniffed = sniffMimeType(bytes);
-      if (!sniffed) throw fileError(415, 'unsupported_file_type', 'only PDF, JPEG and PNG files are accepted');
+      if (!sniffed) throw fileError(415, ERROR_CODES.unsupportedFileType, 'only PDF, JPEG and PNG files are accepted');
       return {
         name: file.filename,
         mimeType: file.mimeType ?? mimeTypeFromFilename(file.filename) ?? sniffed,

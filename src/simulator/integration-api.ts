@@ -4,11 +4,12 @@
 // replay of an externalId (docs/decisions.md#replayed-externalid), the error bodies of
 // docs/decisions.md#error-bodies; plus the faults and rate limit QA switches on.
 // The document routes are in ./integration-documents.ts.
+import { bearerToken } from '../http/bearer.ts';
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { z } from 'zod';
 import { sleep, type Clock } from '../clock.ts';
-import { MAPPING_ENTITY_TYPES, type MappingEntityType } from '../contract/api.ts';
+import { ERROR_CODES, MAPPING_ENTITY_TYPES, type MappingEntityType } from '../contract/api.ts';
 import { AppError, NotFoundError, UnauthorizedError, ValidationError } from '../errors.ts';
 import { readJson, validate } from '../http/json-body.ts';
 import type { DocumentFlow } from './documents.ts';
@@ -48,13 +49,13 @@ function gate(deps: IntegrationDeps) {
       deps.consumeIntegrationFault();
       if (f.status === 429) ctx.set('Retry-After', String(f.retryAfterSeconds));
       throw new AppError({
-        code: f.status === 429 ? 'rate_limited' : 'internal',
+        code: f.status === 429 ? ERROR_CODES.rateLimited : ERROR_CODES.internal,
         status: f.status,
         message: f.status === 429 ? 'too many requests' : 'internal error',
       });
     }
-    const m = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'));
-    const key = m ? deps.store.get('key', m[1]!) : undefined;
+    const token = bearerToken(ctx.get('authorization'));
+    const key = token ? deps.store.get('key', token) : undefined;
     if (!key) throw new UnauthorizedError('missing or unknown API key');
     if (faults.rateLimitPerMinute) limitRate(ctx, window, key, faults.rateLimitPerMinute, deps.clock.now());
     ctx.state.key = key;
@@ -69,7 +70,7 @@ function limitRate(ctx: Context, window: Map<string, number[]>, key: ApiKey, per
   const recent = (window.get(key.id) ?? []).filter((t) => t > now - 60_000);
   if (recent.length >= perMinute) {
     ctx.set('Retry-After', String(Math.max(1, Math.ceil((recent[0]! + 60_000 - now) / 1000))));
-    throw new AppError({ code: 'rate_limited', status: 429, message: 'too many requests' });
+    throw new AppError({ code: ERROR_CODES.rateLimited, status: 429, message: 'too many requests' });
   }
   window.set(key.id, [...recent, now]);
 }
@@ -83,7 +84,7 @@ function mappingRoutes(router: Router, { store }: IntegrationDeps): void {
     const record = store.get(entityType, ctx.params.serviceId!) as Person | undefined;
     if (!record || record.clinicId !== key.clinicId) throw new NotFoundError(`no ${entityType} ${ctx.params.serviceId}`);
     if (record.externalId !== null && record.externalId !== body.externalId)
-      throw new AppError({ code: 'mapping_conflict', status: 409, message: `${entityType} ${record.id} is already mapped to another externalId` });
+      throw new AppError({ code: ERROR_CODES.mappingConflict, status: 409, message: `${entityType} ${record.id} is already mapped to another externalId` });
     store.put(entityType, { ...record, externalId: body.externalId } as never);
     ctx.body = { resource: { type: 'mapping', entityType, serviceId: record.id, externalId: body.externalId } };
   });

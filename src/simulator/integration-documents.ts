@@ -4,7 +4,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { ZodType } from 'zod';
 import { sleep } from '../clock.ts';
-import { IDEMPOTENT_REPLAYED_HEADER } from '../contract/api.ts';
+import { ERROR_CODES, IDEMPOTENT_REPLAYED_HEADER } from '../contract/api.ts';
 import { labReportRequestSchema, prescriptionRequestSchema, type DocumentRequest } from '../contract/documents.ts';
 import type { DocumentType } from '../contract/events.ts';
 import { AppError, NotFoundError } from '../errors.ts';
@@ -111,7 +111,7 @@ function resolvePatient(deps: IntegrationDeps, key: ApiKey, body: DocumentReques
     deps.onPatientCreated(created);
     return created.id;
   }
-  throw new AppError({ code: 'patient_unresolvable', status: 422, message: 'give a known patientExternalId, or patientPhone and patientName' });
+  throw new AppError({ code: ERROR_CODES.patientUnresolvable, status: 422, message: 'give a known patientExternalId, or patientPhone and patientName' });
 }
 
 async function firstResponseOf(deps: IntegrationDeps, serviceId: string): Promise<unknown> {
@@ -121,5 +121,5 @@ async function firstResponseOf(deps: IntegrationDeps, serviceId: string): Promis
     if (first) return first;
     await sleep(10);
   }
-  throw new AppError({ code: 'internal', status: 500, message: 'internal error' });
+  throw new AppError({ code: ERROR_CODES.internal, status: 500, message: 'internal error' });
 }

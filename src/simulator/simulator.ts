@@ -40,6 +40,8 @@ export interface Simulator {
   documents: DocumentFlow;
   emit(event: { eventId: string; eventType: string; clinicId: string }): void;
   runDue(): Promise<void>;
+  /** Unpauses a subscription and starts draining its queue in a pass of its own, without waiting for it. */
+  resume(subscriptionId: string): void;
   advance(ms: number): Promise<void>;
   getFaults(): Faults;
   setFaults(f: Faults): void;
@@ -78,6 +80,11 @@ export function createSimulator(opts: SimulatorOptions): Simulator {
     documents,
     emit,
     runDue,
+    resume(subscriptionId) {
+      dispatcher.resume(subscriptionId);
+      // However large the backlog, the caller has its answer now; the drain takes its turn like any pass.
+      runDue().catch((err: unknown) => logger.error({ err: (err as Error).message, subscriptionId }, 'simulator drain failed'));
+    },
     advance: (ms) => turns.exclusively(() => moveClock({ clock, store, dispatcher, documents }, ms, pass)),
     getFaults: faults.get,
     setFaults: faults.set,

@@ -24,6 +24,8 @@ export interface Subscription {
   secrets: string[];
   paused: boolean;
   consecutiveFailures: number;
+  /** Resumed and still draining the queue it kept while paused: one delivery at a time, oldest first. */
+  draining?: boolean;
 }
 export interface Person {
   id: string;

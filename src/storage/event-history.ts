@@ -1,6 +1,6 @@
 // The history row each kind of event outcome writes, engine-neutral: both engines write these in the batch's
 // own transaction (./processing.ts commit), so an event's history never disagrees with its state. A hand-back
-// (release) changes nothing a person would read, so it writes none. An applied row carries the FHIR references
+// (release) changes nothing a person would read, so it writes none. An applied row carries the EMR references
 // the event wrote or claimed.
 import type { EventHistoryState } from './event-views.ts';
 import type { EventOutcome } from './processing.ts';
@@ -11,7 +11,7 @@ export interface OutcomeHistory {
   reason: string | null;
   /** 1 when the outcome gave its attempt back (an EMR incident): the attempt it ended is the stored count + 1. */
   refund: 0 | 1;
-  /** Applied: the FHIR references, space-separated; null otherwise. */
+  /** Applied: the EMR references, space-separated; null otherwise. */
   refs: string | null;
 }
 

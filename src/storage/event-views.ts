@@ -1,6 +1,6 @@
 // What the operator console and the admin API read of events, engine-neutral: a search (by eventId, event
 // type, the entity's serviceId, state and received time, newest first, a page at a time by inbox position),
-// one event with its headers, its state history and the FHIR references it wrote, its stored body (the caller
+// one event with its headers, its state history and the EMR records it wrote, its stored body (the caller
 // checks the role and records the reveal), and the events received and applied per minute. The history rows
 // are written with each change (./processing.ts commit, intake, ./dead-letters.ts replay and dismissal); the
 // first step, received, is the inbox row's received time.
@@ -54,7 +54,7 @@ export interface EventRow {
 export interface EventRecord extends EventRow {
   /** The X-Service-* headers as received. */
   headers: Record<string, string>;
-  /** FHIR references the event wrote or claimed when it was applied (`Patient/12`); empty before. */
+  /** The EMR records the event wrote or claimed when it was applied, as the EMR names them (`Patient/12`); empty before. */
   emrRefs: string[];
   bodyStored: boolean;
   /** Oldest first. */

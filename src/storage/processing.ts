@@ -49,7 +49,7 @@ export interface MappingClaim {
 
 /** What one claimed event led to, as data: the store writes a batch of these in one transaction. */
 export type EventOutcome =
-  /** `emrRefs`: the FHIR references it wrote or claimed (`Patient/12`), stored for the console. */
+  /** `emrRefs`: the EMR records it wrote or claimed, as the EMR names them (`Patient/12`), stored for the console. */
   | { kind: 'applied'; inboxId: number; versions: VersionWrite[]; claims: MappingClaim[]; emrRefs?: string[] }
   /** A final state that is not applied: a stale snapshot, or a dead letter; `reason` is stored. */
   | { kind: 'discarded_stale' | 'dead'; inboxId: number; reason: string }
@@ -81,7 +81,7 @@ export interface ProcessingQueue {
   /** The stored body of an event (null once retention pruned it). */
   body(inboxId: number): Promise<Buffer | null>;
   /**
-   * Writes `outcomes` (marks, versions, mapping claims, FHIR references, one history row per change) in one
+   * Writes `outcomes` (marks, versions, mapping claims, EMR references, one history row per change) in one
    * transaction and, when `next` is given, claims the next batch in that same transaction. Nothing is written
    * when it rejects.
    */

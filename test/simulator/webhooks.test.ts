@@ -1,6 +1,7 @@
 // Webhook delivery: subscribed types only, the seven headers verified with the receiver's own verifier,
 // the retry ladder to the second, one appointment in order, pause after 50 failures and resume, rotation.
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_TOLERANCE_SECONDS } from '../../src/contract/api.ts';
 import { webhookEventSchema } from '../../src/contract/events.ts';
 import { verifyWebhook } from '../../src/signature/webhook-signature.ts';
 import { simulatorFixture } from '../support/simulator-fixture.ts';
@@ -39,7 +40,14 @@ describe('webhook delivery', () => {
       expect(r.headers['x-service-event-type']).toBe(r.json.eventType);
       expect(r.headers['x-service-delivery-attempt']).toBe('1');
       expect(() =>
-        verifyWebhook({ body: r.body, headers: r.headers, secrets: [f.sub.signingSecret], keyId: f.sub.keyId, toleranceSeconds: 300, nowMs: f.clock.now() }),
+        verifyWebhook({
+          body: r.body,
+          headers: r.headers,
+          secrets: [f.sub.signingSecret],
+          keyId: f.sub.keyId,
+          toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
+          nowMs: f.clock.now(),
+        }),
       ).not.toThrow();
     }
   });
@@ -175,7 +183,14 @@ describe('webhook delivery', () => {
     expect(String(r.headers['x-service-signature']).split(' ')).toHaveLength(2);
     for (const secret of [f.sub.signingSecret, rotated.signingSecret])
       expect(() =>
-        verifyWebhook({ body: r.body, headers: r.headers, secrets: [secret], keyId: f.sub.keyId, toleranceSeconds: 300, nowMs: f.clock.now() }),
+        verifyWebhook({
+          body: r.body,
+          headers: r.headers,
+          secrets: [secret],
+          keyId: f.sub.keyId,
+          toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
+          nowMs: f.clock.now(),
+        }),
       ).not.toThrow();
     await f.http().post(`/_sim/subscriptions/${f.sub.id}/retire-secrets`);
     await f.http().post('/_sim/patients').send({ clinicId: f.clinicId });
@@ -186,7 +201,7 @@ describe('webhook delivery', () => {
         headers: f.subscriber.received[1]!.headers,
         secrets: [f.sub.signingSecret],
         keyId: f.sub.keyId,
-        toleranceSeconds: 300,
+        toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
         nowMs: f.clock.now(),
       }),
     ).toThrow();

@@ -1,4 +1,4 @@
-// One event: its X-Service-* headers, every state it went through, what it did in the EMR (the FHIR ids it
+// One event: its X-Service-* headers, every state it went through, what it did in the EMR (the records it
 // wrote or claimed) and its last error. The body is hidden; an operator shows it with a POST (the "Show
 // body" button), which is audited `event.body.reveal` before the page with the body is sent.
 import type Router from '@koa/router';

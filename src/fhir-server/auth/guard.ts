@@ -1,5 +1,6 @@
 // The gate in front of every FHIR interaction when sign-in is on: a bearer token valid now (401
 // otherwise), then scopes that grant each interaction the request performs (403 otherwise).
+import { bearerToken } from '../../http/bearer.ts';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { OperationOutcome } from '@medplum/fhirtypes';
 import { outcome } from '../http.ts';
@@ -22,8 +23,6 @@ export interface RequestGuard {
   authorize(grant: AccessGrant, method: string, url: string, body: unknown): Refusal | undefined;
 }
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
-
 const invalidToken = (text: string): Refusal => ({
   status: 401,
   headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
@@ -33,7 +32,7 @@ const invalidToken = (text: string): Refusal => ({
 export function createRequestGuard(tokens: TokenStore, clients: ClientRegistry): RequestGuard {
   return {
     authenticate: (headers) => {
-      const token = BEARER.exec(headers.authorization ?? '')?.[1];
+      const token = bearerToken(headers.authorization);
       if (!token) return { refusal: invalidToken('a bearer access token is required') };
       const grant = tokens.find(token);
       // A removed client's tokens are dropped with it; the second check keeps that true whatever the order.

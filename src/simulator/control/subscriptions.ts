@@ -57,9 +57,9 @@ export function subscriptionRoutes(router: Router, sim: Simulator): void {
   });
   router.post('/subscriptions/:id/resume', async (ctx) => {
     await readControlBody(ctx.req, noFields);
-    store.put('subscription', { ...subscriptionOf(store, ctx.params.id!), paused: false, consecutiveFailures: 0 });
-    await sim.runDue();
-    ctx.body = subscriptionState(sim, ctx.params.id!);
+    const s = subscriptionOf(store, ctx.params.id!);
+    sim.resume(s.id);
+    ctx.body = subscriptionState(sim, s.id);
   });
   router.post('/subscriptions/:id/rotate-secret', async (ctx) => {
     await readControlBody(ctx.req, noFields);

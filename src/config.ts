@@ -9,7 +9,7 @@ import { DEFAULT_TOLERANCE_SECONDS } from './contract/api.ts';
 import { unknownSettings } from './config-names.ts';
 import { fileSetting, overlaySettings, readSecretFile, resolveSecretFiles, type SecretFileReader } from './config-secrets.ts';
 import type { EmrAddressSetting, EmrSettingsContext } from './emr/settings-context.ts';
-import { EMR_PROTOCOLS, EMR_SETTINGS, EMR_SETTINGS_SHAPE, type EmrConfig } from './emr/settings.ts';
+import { EMR_PROTOCOLS, EMR_SETTINGS, EMR_SETTINGS_SHAPE, type EmrConfig, emrCallTimeout, parseEmrConfig } from './emr/settings.ts';
 import { ConfigError } from './errors.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -181,7 +181,7 @@ export function parseConfig(env: Record<string, string | undefined>, scope: Conf
   if (s.PUSHER_BACKOFF_MAX_MS < s.PUSHER_BACKOFF_BASE_MS) problems.push('PUSHER_BACKOFF_MAX_MS: must not be below PUSHER_BACKOFF_BASE_MS');
   const dataDir = resolve(s.DATA_DIR);
   const production = s.NODE_ENV === 'production';
-  const emr = emrConfigFrom(s, { dataDir, production, bundled: bundled.emr, isLoopback }, rules);
+  const emr = emrConfigFrom(s, { dataDir, host: s.HOST, adapterPort: s.PORT, production, bundled: bundled.emr, isLoopback }, rules);
   leaseProblems(s, emr, rules);
   // The deployment and lease rules are the adapter's: a tool (migrate, backup) needs the storage settings only.
   if (scope === 'serve') problems.push(...rules);
@@ -271,8 +271,7 @@ function deploymentProblems(s: z.output<typeof schema>, emr: EmrAddressSetting, 
 
 /** EMR_PROTOCOL's module reads its own settings (src/emr/settings.ts); the others' are checked for form only. */
 function emrConfigFrom(s: z.output<typeof schema>, ctx: EmrSettingsContext, problems: string[]): EmrConfig {
-  const protocol = s.EMR_PROTOCOL;
-  return { protocol, bundled: ctx.bundled, settings: EMR_SETTINGS[protocol].parse(s, ctx, problems) };
+  return parseEmrConfig(s.EMR_PROTOCOL, s, ctx, problems);
 }
 
 /**
@@ -287,7 +286,7 @@ function leaseProblems(s: z.output<typeof schema>, emr: EmrConfig, problems: str
     problems.push(
       `PUSHER_LEASE_MS: must be at least twice SERVICE_TIMEOUT_MS (${s.PUSHER_LEASE_MS} < 2 x ${s.SERVICE_TIMEOUT_MS}): a send starts only while half its lease is left, and a call to the service may take SERVICE_TIMEOUT_MS; raise PUSHER_LEASE_MS or lower SERVICE_TIMEOUT_MS`,
     );
-  const call = EMR_SETTINGS[emr.protocol].callTimeout(emr.settings);
+  const call = emrCallTimeout(emr);
   if (s.PROCESSOR_LEASE_MS < 2 * call.ms)
     problems.push(
       `PROCESSOR_LEASE_MS: must be at least twice ${call.setting} (${s.PROCESSOR_LEASE_MS} < 2 x ${call.ms}): an event is applied under its lease, and ${call.what} may take ${call.setting}; raise PROCESSOR_LEASE_MS or lower ${call.setting}`,

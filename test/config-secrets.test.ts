@@ -1,6 +1,7 @@
 // Secrets from files (src/config-secrets.ts and its use in src/config.ts): every `<NAME>_FILE` read in as NAME,
 // its conflicts and unreadable files named without the secret, one trailing newline dropped, the unknown-setting
 // check, the .env/environment precedence, and the CLI commands (backup, migrate) reading them alike.
+import { emrSettings } from '../src/emr/settings.ts';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,7 +72,7 @@ const SECRETS: { name: (typeof SECRET_SETTINGS)[number]; value: string; beside: 
     name: 'FHIR_BEARER_TOKEN',
     value: 'bearer-from-a-file-4',
     beside: { ...real, FHIR_AUTH: 'bearer' },
-    read: (c) => c.emr.settings.auth,
+    read: (c) => emrSettings(c.emr, 'fhir').auth,
     expected: { mode: 'bearer', token: 'bearer-from-a-file-4' },
   },
   { name: 'ADMIN_TOKEN', value: 'admin-token-from-a-file-5', beside: without('ADMIN_TOKEN'), read: (c) => c.adminToken, expected: 'admin-token-from-a-file-5' },

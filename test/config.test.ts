@@ -1,4 +1,5 @@
 // Settings: defaults for a zero-configuration start, and a bad or missing setting named in the error.
+import { emrSettings } from '../src/emr/settings.ts';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
 import { ConfigError } from '../src/errors.ts';
@@ -28,7 +29,7 @@ describe('parseConfig', () => {
     expect(c.bundled).toEqual({ service: true, emr: true });
     expect(c.port).toBe(3000);
     expect(c.webhook.toleranceSeconds).toBe(300);
-    expect(c.emr.settings.identifierSystem).toBe('urn:emr-bridge:service');
+    expect(emrSettings(c.emr, 'fhir').identifierSystem).toBe('urn:emr-bridge:service');
     expect(c.databasePath).toMatch(/data\/emr-bridge\.db$/);
   });
 
@@ -67,10 +68,10 @@ describe('deployment mode', () => {
     const c = parseConfig({ SERVICE_BASE_URL: 'bundled', FHIR_BASE_URL: 'https://emr.example.test/fhir' });
     expect(c.bundled).toEqual({ service: true, emr: false });
     expect(c.service.baseUrl).toBeUndefined();
-    expect(c.emr.settings.baseUrl).toBe('https://emr.example.test/fhir');
+    expect(emrSettings(c.emr, 'fhir').baseUrl).toBe('https://emr.example.test/fhir');
     const d = parseConfig({ ...production, FHIR_BASE_URL: 'bundled' });
     expect(d.bundled).toEqual({ service: false, emr: true });
-    expect(d.emr.settings.auth.mode).toBe('smart');
+    expect(emrSettings(d.emr, 'fhir').auth.mode).toBe('smart');
   });
 
   it('with NODE_ENV=production refuses every bundled part, plain http and a missing admin token', () => {
@@ -88,7 +89,9 @@ describe('deployment mode', () => {
     expect(p).toContain('ADMIN_TOKEN: required with NODE_ENV=production');
     expect(problems({ NODE_ENV: 'production' }).join('\n')).toContain('SERVICE_BASE_URL: NODE_ENV=production runs no bundled part');
     // Loopback is allowed plain: a sidecar or a tunnel on the same machine.
-    expect(parseConfig({ ...production, NODE_ENV: 'production', FHIR_BASE_URL: 'http://127.0.0.1:8103' }).emr.settings.baseUrl).toBe('http://127.0.0.1:8103');
+    expect(emrSettings(parseConfig({ ...production, NODE_ENV: 'production', FHIR_BASE_URL: 'http://127.0.0.1:8103' }).emr, 'fhir').baseUrl).toBe(
+      'http://127.0.0.1:8103',
+    );
   });
 
   it('stops at a misspelt setting with the closest known name, and leaves orchestrator variables alone', () => {
@@ -154,8 +157,8 @@ describe('deployment mode', () => {
 describe('FHIR sign-in settings', () => {
   const real = { ...production };
   it('signs in to a configured EMR with nothing by default, and to the bundled one with SMART', () => {
-    expect(parseConfig(real).emr.settings.auth).toEqual({ mode: 'none' });
-    expect(parseConfig({}).emr.settings.auth).toMatchObject({
+    expect(emrSettings(parseConfig(real).emr, 'fhir').auth).toEqual({ mode: 'none' });
+    expect(emrSettings(parseConfig({}).emr, 'fhir').auth).toMatchObject({
       mode: 'smart',
       clientId: 'emr-bridge',
       privateKeyPath: expect.stringMatching(/fhir-client-key\.pem$/),
@@ -179,7 +182,7 @@ describe('FHIR sign-in settings', () => {
       FHIR_TOKEN_URL: 'https://emr.example.test/oauth2/token',
       FHIR_SCOPES: 'system/Patient.rs  system/Appointment.cru',
     });
-    expect(c.emr.settings.auth).toEqual({
+    expect(emrSettings(c.emr, 'fhir').auth).toEqual({
       mode: 'smart',
       clientId: 'bridge-1',
       privateKeyPath: '/keys/k.pem',

@@ -4,7 +4,7 @@
 // name, phone, label, reason text or body). A route missing here still gets the safe default (GET: viewer,
 // anything else: operator, recorded as `undeclared`), and test/access/route-coverage.test.ts fails until it
 // is added: a new route, a body reveal above all, must be declared here.
-import type { Role } from './actor.ts';
+import type { Role } from '../actor.ts';
 
 export interface RouteInput {
   /** The route's path parameters, decoded. */

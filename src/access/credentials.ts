@@ -3,7 +3,7 @@
 // never stored in clear). A presented token is hashed and compared with every credential's digest in constant
 // time, all of them each time, so neither the answer's time nor its content says which one came close.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Actor, CredentialCheck, Role } from './actor.ts';
+import type { Actor, CredentialCheck, Role } from '../actor.ts';
 
 /** The name ADMIN_TOKEN signs in as. */
 export const ADMIN_TOKEN_NAME = 'admin';

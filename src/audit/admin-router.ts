@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { toIso } from '../clock.ts';
 import { ValidationError } from '../errors.ts';
 import { DEFAULT_LIMIT, listParams, toValidationError } from '../http/list-query.ts';
-import type { AuditRecord, Auditor } from './auditor.ts';
+import type { AuditRecord } from '../storage/audit.ts';
+import type { Auditor } from './auditor.ts';
 
 const name = z.string().min(1).max(200);
 

@@ -4,8 +4,8 @@
 import type { Clock } from '../clock.ts';
 import { describeError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { AuditStore } from '../storage/audit.ts';
-import type { AuditEntry, Auditor } from './auditor.ts';
+import type { AuditEntry, AuditStore } from '../storage/audit.ts';
+import type { Auditor } from './auditor.ts';
 
 export const MAX_AUDIT_PAGE = 500;
 const MAX_TARGETS = 100;

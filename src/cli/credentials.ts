@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ADMIN_TOKEN_NAME, type NamedCredential, sha256Hex } from '../access/credentials.ts';
 import { CREDENTIAL_NAME, CREDENTIALS_SETTING, parseCredentials, writeCredentialsFile } from '../access/credentials-file.ts';
-import type { Role } from '../access/actor.ts';
+import type { Role } from '../actor.ts';
 import { type Config, loadConfig } from '../config.ts';
 import { ConfigError } from '../errors.ts';
 import { UsageError, parse } from './args.ts';

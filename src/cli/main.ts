@@ -13,6 +13,7 @@ const commands: Record<CommandName, () => Promise<Command>> = {
   serve: async () => serveCommand,
   simulator: async () => simulatorCommand,
   'fhir-server': async () => fhirServerCommand,
+  'hl7-emr': async () => (await import('./hl7-emr.ts')).hl7EmrCommand,
   replay: async () => (await import('./replay.ts')).replayCommand,
   push: async () => (await import('./push.ts')).pushCommand,
   documents: async () => (await import('./admin-commands.ts')).documentsCommand,

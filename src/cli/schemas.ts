@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jsonSchemas, renderSchema } from '../contract/json-schemas.ts';
 import { renderOpenApi } from '../openapi/build.ts';
-import { OPENAPI_DIR, openApiDocuments } from '../openapi/documents.ts';
+import { OPENAPI_DIR, openApiDocuments } from '../api-docs/documents.ts';
 import { SAMPLES_DIR } from '../paths.ts';
 import { parse } from './args.ts';
 import { SPECS } from './specs.ts';

@@ -1,6 +1,6 @@
 // `emr-bridge simulator` and `emr-bridge fhir-server`: the bundled servers on their own, for QA and demos.
 import { loadConfig } from '../config.ts';
-import { fhirServerCliOptions } from '../fhir-server/cli-options.ts';
+import { fhirServerCliOptions } from './fhir-server-options.ts';
 import { startFhirServer } from '../fhir-server/server.ts';
 import { createLogger } from '../logger.ts';
 import { startSimulatorServer } from '../simulator/server.ts';

@@ -76,6 +76,18 @@ export const SPECS = {
       'token-lifetime': { type: 'string', value: 'S', help: 'lifetime of the access tokens it issues, in seconds', default: '300' },
     },
   },
+  'hl7-emr': {
+    name: 'hl7-emr',
+    summary: 'the bundled HL7 v2 EMR alone: acknowledges ADT/SIU over MLLP, assigns MRNs and appointment ids, notifies --notify',
+    options: {
+      port: { type: 'string', value: 'N', help: 'MLLP port to listen on (0 picks a free one)', default: '6661' },
+      host: hostOption,
+      notify: { type: 'string', value: 'URL', help: 'mllp://host:port to send its ADT/SIU notifications and filed documents to', default: 'none sent' },
+      'control-port': { type: 'string', value: 'N', help: 'port of its HTTP control API (/_emr/: patients, appointments, documents, faults)', default: 'none' },
+      'data-file': { type: 'string', value: 'FILE', help: 'JSON-lines file: patients, appointments, unsent messages kept across restarts', default: 'in memory' },
+    },
+    notes: ["The service's ids travel under HL7_ASSIGNING_AUTHORITY (default SERVICE); its own MRNs and filler ids under HOSPITAL."],
+  },
   replay: {
     name: 'replay',
     args: '<file|folder>...',

@@ -1,8 +1,8 @@
 // What the operator console reads and does, as one port: the console's pages (src/console/) render what
 // this gives, and its actions go through the same operations as the admin API, each recorded in the audit
 // trail by the caller. Built in the composition root from the storage, the status and the workers.
-import type { Actor } from '../access/actor.ts';
-import type { Door } from '../audit/auditor.ts';
+import type { Actor } from '../actor.ts';
+import type { Door } from '../storage/audit.ts';
 
 export interface ComponentState {
   name: string;

@@ -1,7 +1,7 @@
 // What the console is built from: the data port and the actions (src/console/data.ts), the credential check
 // and the audit trail (src/access, src/audit), the throttle of failed sign-ins, the clock, the logger, and
 // the session settings. The composition root (src/runtime/adapter-parts.ts) passes them to createConsoleRouter.
-import type { CredentialCheck } from '../access/actor.ts';
+import type { CredentialCheck } from '../actor.ts';
 import type { SignInThrottle } from '../access/throttle.ts';
 import type { Auditor } from '../audit/auditor.ts';
 import type { Clock } from '../clock.ts';

@@ -3,9 +3,9 @@
 // operator action by a viewer is a 403 page, audited `denied`; each action's outcome is audited with door
 // `console`. Audit entries carry the credential's name and ids only.
 import type { Context, Middleware } from 'koa';
-import { canDo, type Role } from '../access/actor.ts';
-import type { AuditOutcome } from '../audit/auditor.ts';
-import { addressOf } from '../http/admin-auth.ts';
+import { canDo, type Role } from '../actor.ts';
+import type { AuditOutcome } from '../storage/audit.ts';
+import { addressOf } from '../app/admin-auth.ts';
 import { CSRF_FIELD, sameToken } from './csrf.ts';
 import type { ConsoleContext } from './deps.ts';
 import { badForm, ConsolePageError, noRights } from './errors.ts';

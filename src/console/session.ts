@@ -7,7 +7,7 @@
 // page, and per chart refresh, would be an fsync each), so a session may end up to that much before its full idle.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../actor.ts';
 import type { Clock } from '../clock.ts';
 import type { ConsoleSessionStore, SessionExpiry } from '../storage/console-sessions.ts';
 

@@ -5,6 +5,11 @@ import { AppError } from '../errors.ts';
 export type EmrErrorCode =
   /** No answer, a timeout, 5xx, 429, 408: the EMR (or its sign-in) is down for now. Retried. */
   | 'emr_unavailable'
+  /**
+   * The EMR cannot be reached at all (its MLLP listener refuses or never answers a connection): an incident,
+   * waited out without spending budgets or making dead letters, as CONTRACT section 6 asks of an HL7 v2 EMR.
+   */
+  | 'emr_unreachable'
   /** The EMR refused this one call (another 4xx). Retrying it will not help. */
   | 'emr_rejected'
   /** The EMR refuses the adapter itself: sign-in refused, or 401/403 with a fresh token. An incident. */
@@ -14,8 +19,8 @@ export type EmrErrorCode =
   /** A document's content lives somewhere the adapter will not read from (another origin). Rejected. */
   | 'document_content_refused';
 
-const RETRYABLE: ReadonlySet<EmrErrorCode> = new Set(['emr_unavailable', 'emr_unauthorized', 'emr_incompatible']);
-const INCIDENT: ReadonlySet<EmrErrorCode> = new Set(['emr_unauthorized', 'emr_incompatible']);
+const RETRYABLE: ReadonlySet<EmrErrorCode> = new Set(['emr_unavailable', 'emr_unreachable', 'emr_unauthorized', 'emr_incompatible']);
+const INCIDENT: ReadonlySet<EmrErrorCode> = new Set(['emr_unreachable', 'emr_unauthorized', 'emr_incompatible']);
 
 export class EmrError extends AppError {
   declare readonly code: EmrErrorCode;

@@ -2,11 +2,13 @@
 // (besides the port's types): a new EMR is a folder of its own under src/emr/ with its settings entry in
 // ./settings.ts and one line here (docs/forking.md, "Adding an EMR").
 import { fhirModule } from './fhir/module.ts';
+import { hl7v2Module } from './hl7v2/module.ts';
 import type { EmrModule } from './module.ts';
 import type { EmrConfig, EmrProtocol } from './settings.ts';
 
 export const EMR_MODULES: { [P in EmrProtocol]: EmrModule<P> } = {
   fhir: fhirModule,
+  hl7v2: hl7v2Module,
 };
 
 /** The module EMR_PROTOCOL chose, with its settings. */

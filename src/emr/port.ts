@@ -7,6 +7,7 @@
 // hands it to startAdapter (src/runtime/adapter.ts); docs/forking.md goes step by step.
 import type { MappingEntityType } from '../contract/api.ts';
 import type { DocumentStatus, DocumentType, Payment } from '../contract/events.ts';
+import type { EmrStateStore } from '../storage/emr-state.ts';
 import type { RecordRefs } from './refs.ts';
 
 /** A record in the EMR: its own identifier (for FHIR, the resource's logical id). */
@@ -35,10 +36,17 @@ export interface IdentifiedRecord {
  * the port acknowledges the EMR only then; each is idempotent (the EMR may send the same message again).
  */
 export interface EmrInbound {
+  /** The port's own durable share of the store (identifiers only), shared by every replica. */
+  state: EmrStateStore;
   /** Records the mapping and queues it for the service, once. */
   recordIdentified(record: IdentifiedRecord): Promise<void>;
   /** Files the document in the pusher's outbox (never sent twice for one id), as a scanned one would be. */
   documentPushed(doc: EmrDocument): Promise<void>;
+  /**
+   * The EMR withdraws a document it pushed (HL7 v2: MDM^T11): 'cancelled' while it had not gone to the service
+   * (it will not), 'sent' when it already had, 'unknown' when the outbox never had it.
+   */
+  documentCancelled(documentId: string): Promise<'cancelled' | 'sent' | 'unknown'>;
 }
 
 export interface PatientInput {

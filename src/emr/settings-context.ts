@@ -3,6 +3,9 @@
 
 export interface EmrSettingsContext {
   dataDir: string;
+  /** HOST and PORT of the adapter: a module's own listener defaults beside them. */
+  host: string;
+  adapterPort: number;
   production: boolean;
   /** The module's bundled stand-in runs instead of a real EMR. */
   bundled: boolean;

@@ -1,6 +1,6 @@
 // GET /openapi.json: the OpenAPI 3.1 document of what this app serves. It holds no secret and no data (the
 // same text is in docs/openapi/), so it is served without a token, as /metrics is; the adapter serves it
-// where its admin API is (src/http/app.ts: never on the public listener when ADMIN_PORT is set).
+// where its admin API is (src/app/app.ts: never on the public listener when ADMIN_PORT is set).
 import Router from '@koa/router';
 import type { OpenApiDocument } from './build.ts';
 

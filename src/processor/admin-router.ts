@@ -5,7 +5,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { AppError, NotFoundError } from '../errors.ts';
-import { actorOf } from '../http/admin-auth.ts';
+import { actorOf } from '../app/admin-auth.ts';
 import { readValidated } from '../http/json-body.ts';
 import { decodeCursor, encodeCursor, parseListQuery } from '../http/list-query.ts';
 import type { Logger } from '../logger.ts';

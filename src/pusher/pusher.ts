@@ -69,6 +69,8 @@ export interface Pusher extends Worker {
   enqueue(documentType: DocumentType, input: unknown, source?: 'api' | 'cli'): Promise<EnqueueResult>;
   /** Files a document a pushed EMR handed in (EmrInbound.documentPushed); resolves once committed. */
   filePushed(doc: EmrDocument): Promise<void>;
+  /** A pushed EMR withdraws a document (EmrInbound.documentCancelled): refused here while it has not gone. */
+  cancelPushed(documentId: string): Promise<'cancelled' | 'sent' | 'unknown'>;
   outbox: DocumentStore;
   depth(): Promise<number>;
 }
@@ -132,6 +134,16 @@ export function createPusher(deps: PusherDeps): Pusher {
     ...worker,
     scanOnce: scans.scanOnce,
     filePushed: (doc) => scanner.fileOne(doc),
+    async cancelPushed(documentId) {
+      const row = await outbox.get(documentId);
+      if (!row) return 'unknown';
+      if (row.state === 'REJECTED') return 'cancelled';
+      // A row claimed by a sender may be on its way to the service: too late to withdraw, as once it was sent.
+      if (row.state !== 'queued' || (row.lease_until ?? 0) > clock.now()) return 'sent';
+      await outbox.recordOutcome(documentId, { state: 'REJECTED', code: 'cancelled_by_emr', reason: 'the EMR withdrew it (MDM^T11) before it was sent' });
+      logger.info({ externalId: documentId }, 'document withdrawn by the EMR before it was sent');
+      return 'cancelled';
+    },
     async enqueue(documentType, input, source = 'api') {
       // A caller at the other end of the API can fix and resend, so a refusal is answered, not stored.
       const checked = checkDocument(documentType, input);

@@ -5,7 +5,7 @@ import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { Clock } from '../clock.ts';
 import { AppError, UnauthorizedError } from '../errors.ts';
-import { routeDirectly } from '../http/app.ts';
+import { routeDirectly } from '../app/app.ts';
 import type { Inbox } from '../inbox/inbox.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';

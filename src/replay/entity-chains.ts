@@ -1,7 +1,7 @@
 // Which samples must be replayed one after another: those that touch the same entity, keyed as the adapter's
 // processor keys it (the appointment, the patient, the document). An entity's events are meant in file order,
 // and one sent before the previous was acknowledged may overtake it and be discarded as stale.
-import { parseStoredEvent } from '../processor/parse.ts';
+import { parseStoredEvent } from '../contract/stored-event.ts';
 import type { Sample } from './samples.ts';
 
 /** The entity keys a sample's deliveries (or its document request) touch; none for a body no entity can be read from. */

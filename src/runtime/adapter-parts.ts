@@ -1,7 +1,7 @@
 // The parts the composition root (./adapter.ts) assembles, each built by one function from the settings:
 // the EMR port, the workers, the service side, and what the HTTP app serves. A fork changes a part here.
 import type Router from '@koa/router';
-import type { CredentialCheck } from '../access/actor.ts';
+import type { CredentialCheck } from '../actor.ts';
 import { createCredentialCheck, type NamedCredential } from '../access/credentials.ts';
 import { createSignInThrottle, type SignInThrottle } from '../access/throttle.ts';
 import { createAuditAdminRouter } from '../audit/admin-router.ts';
@@ -9,10 +9,10 @@ import { createAuditor } from '../audit/audit-trail.ts';
 import type { Auditor } from '../audit/auditor.ts';
 import type { Clock } from '../clock.ts';
 import type { EmrInbound, EmrPort } from '../emr/index.ts';
-import type { AppDeps } from '../http/app.ts';
+import type { AppDeps } from '../app/app.ts';
 import type { Inbox } from '../inbox/inbox.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { adminOpenApi } from '../openapi/admin.ts';
+import { adminOpenApi } from '../api-docs/admin.ts';
 import { createOpenApiRouter } from '../openapi/router.ts';
 import { createMappingsAdminRouter } from '../mappings/admin-router.ts';
 import { createEventsAdminRouter, createProcessor, createProcessorAdminRouter } from '../processor/index.ts';
@@ -52,12 +52,14 @@ export interface Credentials {
  * mappings (recorded and queued for the service, once), a document to the pusher's outbox. Each resolves once
  * committed, so the port acknowledges the EMR only then.
  */
-export function connectEmrInbound(storage: Storage, workers: ReturnType<typeof buildWorkers>): EmrInbound {
+export function connectEmrInbound(storage: Storage, workers: ReturnType<typeof buildWorkers>, module: string): EmrInbound {
   return {
+    state: storage.emrState(module),
     async recordIdentified({ entityType, serviceId, emrId }) {
       await storage.processor.mappings.link(entityType, serviceId, emrId);
     },
     documentPushed: (doc) => workers.pusher.filePushed(doc),
+    documentCancelled: (documentId) => workers.pusher.cancelPushed(documentId),
   };
 }
 

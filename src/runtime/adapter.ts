@@ -8,7 +8,7 @@ import { type EmrPort, type EmrSummary, emrModuleFor, type RunningEmr } from '..
 import { createInbox } from '../inbox/inbox.ts';
 import type { Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics/metrics.ts';
-import { registerAdapterOperationalMetrics } from '../metrics/operations.ts';
+import { registerAdapterOperationalMetrics } from './operational-metrics.ts';
 import { WEBHOOK_PATH } from '../receiver/router.ts';
 import { holdStore, openStorage } from '../storage/index.ts';
 import { createServiceClient } from '../service-client/client.ts';
@@ -195,7 +195,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     const webhookUrl = `${url}${WEBHOOK_PATH}`;
     const clinicId = await provisionBundledService(b, credentials, webhookUrl);
 
-    await b.emr.start?.(connectEmrInbound(inside.storage, workers));
+    await b.emr.start?.(connectEmrInbound(inside.storage, workers, opts.emr ? 'passed-in' : config.emr.protocol));
     workers.processor.start();
     workers.pusher.start();
     state.workersRunning = true;

@@ -3,7 +3,7 @@
 // internal network. Only these listen; createApp builds the apps without listening.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp, type AppDeps } from '../http/app.ts';
+import { createApp, type AppDeps } from '../app/app.ts';
 
 export interface Listeners {
   /** The adapter's own base URL (the receiver). */

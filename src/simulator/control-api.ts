@@ -3,7 +3,7 @@
 // a clinic person's release, the clock, faults, and what happened (deliveries, messages, alerts).
 // Each area's routes are in ./control/; their bodies in ./control/schemas.ts.
 import Router from '@koa/router';
-import type { Db } from '../database/open.ts';
+import type { Db } from '../sqlite/open.ts';
 import { appointmentRoutes, patientRoutes } from './control/appointments.ts';
 import { clinicRoutes } from './control/clinics.ts';
 import { clockRoutes, faultRoutes } from './control/clock-faults.ts';

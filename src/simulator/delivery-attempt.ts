@@ -5,7 +5,7 @@
 import { request } from 'undici';
 import type { Clock } from '../clock.ts';
 import { MAX_DELIVERY_ATTEMPTS, PAUSE_AFTER_CONSECUTIVE_FAILURES, RETRY_LADDER_SECONDS, WEBHOOK_TIMEOUT_MS } from '../contract/api.ts';
-import type { Db } from '../database/open.ts';
+import type { Db } from '../sqlite/open.ts';
 import type { Logger } from '../logger.ts';
 import { signedWebhookHeaders } from '../signature/webhook-signature.ts';
 import type { Store, Subscription } from './store.ts';

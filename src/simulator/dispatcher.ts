@@ -6,7 +6,7 @@
 // drains it one delivery at a time, oldest first.
 import type { Clock } from '../clock.ts';
 import { PAUSE_AFTER_CONSECUTIVE_FAILURES } from '../contract/api.ts';
-import type { Db } from '../database/open.ts';
+import type { Db } from '../sqlite/open.ts';
 import type { Logger } from '../logger.ts';
 import { attempt, type AttemptStatements, type DeliveryRow, prepareAttemptStatements } from './delivery-attempt.ts';
 import { orderKeyOf } from './events.ts';

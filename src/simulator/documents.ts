@@ -5,7 +5,7 @@
 // releaseAfter; a clinic person's release re-applies quiet hours. SENT, FAILED, SUPPRESSED are final.
 import { randomBytes } from 'node:crypto';
 import { toIso, sleep, type Clock } from '../clock.ts';
-import type { Db } from '../database/open.ts';
+import type { Db } from '../sqlite/open.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { documentEvent } from './events.ts';
 import type { Faults } from './faults.ts';

@@ -6,10 +6,10 @@
 import type Router from '@koa/router';
 import Koa from 'koa';
 import { createOffsetClock, type OffsetClock } from '../clock.ts';
-import { closeDatabase, openDatabase, type Db } from '../database/open.ts';
+import { closeDatabase, openDatabase, type Db } from '../sqlite/open.ts';
 import { errorMiddleware } from '../http/error-middleware.ts';
 import type { Logger } from '../logger.ts';
-import { simulatorOpenApi } from '../openapi/simulator.ts';
+import { simulatorOpenApi } from './openapi/index.ts';
 import { createOpenApiRouter } from '../openapi/router.ts';
 import { SIMULATOR_MIGRATIONS } from '../paths.ts';
 import { createControlRouter } from './control-api.ts';

@@ -1,7 +1,7 @@
 // The simulator's records: one JSON row per clinic, key, subscription, patient, doctor, location,
 // appointment and document, typed by kind. Small and generic on purpose: the simulator's state is
 // tiny, and one shape keeps its persistence obvious.
-import type { Db } from '../database/open.ts';
+import type { Db } from '../sqlite/open.ts';
 
 export interface Clinic {
   id: string;

@@ -2,7 +2,7 @@
 // send each page to any replica) and a restart signs nobody out. A session is found by the SHA-256 of its cookie's
 // token (src/console/session.ts hashes it): the database never holds a token that would open a session. Expiry is
 // the caller's rule, passed in (idle and absolute); what has expired is deleted as it is met and at each sign-in.
-import type { Actor, Role } from '../access/actor.ts';
+import type { Actor, Role } from '../actor.ts';
 
 export interface StoredSession {
   tokenHash: string;

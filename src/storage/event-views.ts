@@ -80,7 +80,7 @@ export interface EventViews {
   deadCount(): Promise<number>;
 }
 
-/** The entity keys an event about `serviceId` may carry (src/processor/parse.ts entityKeyOf). */
+/** The entity keys an event about `serviceId` may carry (src/contract/stored-event.ts entityKeyOf). */
 export const entityKeysOf = (serviceId: string): string[] => ['appointment', 'patient', 'document'].map((t) => `${t}:${serviceId}`);
 
 /** The columns both engines select for an EventRow. */

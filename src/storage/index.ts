@@ -3,12 +3,12 @@
 // src/storage takes the stores below and never learns which engine it runs on; this file is the one place
 // that chooses.
 import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { AuditStore } from './audit.ts';
 import type { ConsoleSessionStore } from './console-sessions.ts';
 import type { Coordination } from './coordination.ts';
 import type { DocumentStore } from './documents.ts';
+import type { EmrStateStores } from './emr-state.ts';
 import type { InboxStore } from './inbox.ts';
 import { openPostgresStorage } from './postgres/open-storage.ts';
 import type { ProcessorStores } from './processor-stores.ts';
@@ -29,11 +29,19 @@ export interface Storage {
   consoleSessions: ConsoleSessionStore;
   /** Failed sign-ins per address (src/access/throttle.ts), shared by every replica. */
   signInFailures: SignInFailureStore;
+  /** What EMR modules keep of their own (src/emr/module.ts), one share per module, shared by every replica. */
+  emrState: EmrStateStores;
   /** Closes the stores' connections (after the workers and the inbox have stopped). */
   close(): Promise<void>;
 }
 
-export type StorageSettings = Pick<Config, 'databasePath' | 'databaseUrl'>;
+/** Where the state is kept: Config's two storage settings (src/config.ts), named here so the stores stay below it. */
+export interface StorageSettings {
+  /** The SQLite file (unused once databaseUrl is set). */
+  databasePath: string;
+  /** postgres://…: the state in PostgreSQL, shared by several replicas; unset: SQLite at databasePath. */
+  databaseUrl?: string;
+}
 
 /** What keeps other processes off the store until released: SQLite's one-process lock; nothing on PostgreSQL. */
 export interface StoreHold {

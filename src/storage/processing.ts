@@ -4,7 +4,7 @@
 // batch. The implementations are ./sqlite/processing.ts and ./postgres/processing.ts; the lease rule is the
 // one of src/work/lease.ts.
 import type { MappingEntityType } from '../contract/api.ts';
-import type { ParsedEvent } from '../processor/parse.ts';
+import type { ParsedEvent } from '../contract/stored-event.ts';
 import type { AppliedVersion } from './versions.ts';
 
 /** 'dismissed': a dead letter a person set aside for good (see src/processor/dead-letters.ts). */

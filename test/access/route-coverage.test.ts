@@ -5,14 +5,14 @@ import type Koa from 'koa';
 import type Router from '@koa/router';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ADMIN_ROUTE_RULES } from '../../src/access/admin-routes.ts';
-import type { AppDeps } from '../../src/http/app.ts';
-import { ADMIN_CATCH_ALL } from '../../src/http/admin-access.ts';
+import type { AppDeps } from '../../src/app/app.ts';
+import { ADMIN_CATCH_ALL } from '../../src/app/admin-access.ts';
 import { startZeroConfigAdapter } from '../support/zero-config-adapter.ts';
 
 // The app the composition root builds, so the routes checked are the ones it really serves.
 const built = vi.hoisted(() => [] as { deps: AppDeps; app: Koa }[]);
-vi.mock('../../src/http/app.ts', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../src/http/app.ts')>();
+vi.mock('../../src/app/app.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/app/app.ts')>();
   return {
     ...real,
     createApp(deps: AppDeps) {

@@ -3,11 +3,10 @@
 // there is a next one without an empty last page.
 import { describe, expect, it } from 'vitest';
 import { cleanEntry, createAuditor } from '../../src/audit/audit-trail.ts';
-import type { AuditEntry } from '../../src/audit/auditor.ts';
 import { createManualClock } from '../../src/clock.ts';
-import { openDatabase } from '../../src/database/open.ts';
+import { openDatabase } from '../../src/sqlite/open.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
-import type { AuditStore } from '../../src/storage/audit.ts';
+import type { AuditEntry, AuditStore } from '../../src/storage/audit.ts';
 import { createSqliteAuditStore } from '../../src/storage/sqlite/audit.ts';
 import { captureLogger } from '../support/log-capture.ts';
 

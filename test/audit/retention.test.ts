@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createAuditor } from '../../src/audit/audit-trail.ts';
 import { createManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
-import { openDatabase } from '../../src/database/open.ts';
+import { openDatabase } from '../../src/sqlite/open.ts';
 import { createMemoryEmr } from '../../src/emr/memory/index.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
 import { createSessionStore, SESSION_LIFETIME_MS, setSessionCookie } from '../../src/console/session.ts';
-import { openDatabase } from '../../src/database/open.ts';
+import { openDatabase } from '../../src/sqlite/open.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createSqliteConsoleSessionStore } from '../../src/storage/sqlite/console-sessions.ts';
 import { consoleApp, csrfOf, OPERATOR_TOKEN, signedIn, signInThroughForm } from './support/console-app.ts';

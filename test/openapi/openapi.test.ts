@@ -9,22 +9,22 @@ import type Koa from 'koa';
 import type Router from '@koa/router';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AppDeps } from '../../src/http/app.ts';
-import { adminApi, adminOpenApi } from '../../src/openapi/admin.ts';
+import type { AppDeps } from '../../src/app/app.ts';
+import { adminApi, adminOpenApi } from '../../src/api-docs/admin.ts';
 import { errorBodySchema, renderOpenApi, type OpenApiDocument } from '../../src/openapi/build.ts';
 import type { RouteDescription } from '../../src/openapi/describe.ts';
-import { OPENAPI_DIR, openApiDocuments } from '../../src/openapi/documents.ts';
-import { simulatorControlApi } from '../../src/openapi/simulator-control.ts';
-import { simulatorIntegrationApi } from '../../src/openapi/simulator-integration.ts';
-import { simulatorOpenApi } from '../../src/openapi/simulator.ts';
+import { OPENAPI_DIR, openApiDocuments } from '../../src/api-docs/documents.ts';
+import { simulatorControlApi } from '../../src/simulator/openapi/control.ts';
+import { simulatorIntegrationApi } from '../../src/simulator/openapi/integration.ts';
+import { simulatorOpenApi } from '../../src/simulator/openapi/index.ts';
 import { PDF, simulatorFixture } from '../support/simulator-fixture.ts';
 import { appointmentEventBody, signedWebhook } from '../support/webhooks.ts';
 import { startZeroConfigAdapter } from '../support/zero-config-adapter.ts';
 
 // Every app the adapter builds, with what it was built from: the routers are walked as registered.
 const built = vi.hoisted(() => [] as { deps: AppDeps; app: Koa }[]);
-vi.mock('../../src/http/app.ts', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../src/http/app.ts')>();
+vi.mock('../../src/app/app.ts', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/app/app.ts')>();
   return {
     ...real,
     createApp(deps: AppDeps) {
@@ -35,7 +35,7 @@ vi.mock('../../src/http/app.ts', async (importOriginal) => {
   };
 });
 
-/** What a route-not-found answers (src/http/error-middleware.ts, and the admin catch-all of src/http/app.ts). */
+/** What a route-not-found answers (src/http/error-middleware.ts, and the admin catch-all of src/app/app.ts). */
 const ROUTE_NOT_FOUND = ['no such route', 'no such admin route'];
 /** The catch-all under /admin that answers route-not-found behind the token: a guard, not a route. */
 const CATCH_ALL = /\{\*/;
@@ -200,8 +200,8 @@ describe('the adapter', () => {
   });
 
   it('serves it where the admin API is: on the admin listener, never on the public one', async () => {
-    const publicApp = request((await import('../../src/http/app.ts')).createApp({ ...deps, surface: 'public' }).callback());
-    const adminApp = request((await import('../../src/http/app.ts')).createApp({ ...deps, surface: 'admin' }).callback());
+    const publicApp = request((await import('../../src/app/app.ts')).createApp({ ...deps, surface: 'public' }).callback());
+    const adminApp = request((await import('../../src/app/app.ts')).createApp({ ...deps, surface: 'admin' }).callback());
     expect((await publicApp.get('/openapi.json')).status).toBe(404);
     expect((await adminApp.get('/openapi.json')).status).toBe(200);
   });

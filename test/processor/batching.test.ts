@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
-import { openDatabase } from '../../src/database/open.ts';
+import { openDatabase } from '../../src/sqlite/open.ts';
 import { EmrError } from '../../src/emr/errors.ts';
 import { ServiceCallError } from '../../src/service-client/errors.ts';
 import { silentLogger } from '../../src/logger.ts';

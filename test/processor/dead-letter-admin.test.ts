@@ -3,7 +3,7 @@
 // refused by name.
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../src/http/app.ts';
+import { createApp } from '../../src/app/app.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { createProcessorAdminRouter } from '../../src/processor/index.ts';
 import { ServiceCallError } from '../../src/service-client/errors.ts';

@@ -2,7 +2,7 @@
 // and the admin routes over all of it. (Refused mappings: test/mappings/.)
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../src/http/app.ts';
+import { createApp } from '../../src/app/app.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { createProcessorAdminRouter } from '../../src/processor/index.ts';
 import { appointmentEvent, processorFixture } from '../support/processor-fixture.ts';

@@ -4,7 +4,7 @@
 // /admin/stats/minutes gives the last 24 hours per minute, and GET /admin/mappings looks a mapping up both ways.
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../src/http/app.ts';
+import { createApp } from '../../src/app/app.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { fhirRecordRefs } from '../../src/emr/fhir/refs.ts';
 import { createMappingsAdminRouter } from '../../src/mappings/admin-router.ts';

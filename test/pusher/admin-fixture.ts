@@ -4,7 +4,7 @@ import supertest from 'supertest';
 import { createManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
 import { createMemoryEmr } from '../../src/emr/memory/index.ts';
-import { createApp } from '../../src/http/app.ts';
+import { createApp } from '../../src/app/app.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { createMetrics } from '../../src/metrics/metrics.ts';
 import { createPusher, createPusherAdminRouter } from '../../src/pusher/index.ts';

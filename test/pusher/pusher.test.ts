@@ -8,7 +8,7 @@ import type { DocumentResource } from '../../src/contract/documents.ts';
 import { createMemoryEmr } from '../../src/emr/memory/index.ts';
 import { silentLogger } from '../../src/logger.ts';
 import supertest from 'supertest';
-import { createApp } from '../../src/http/app.ts';
+import { createApp } from '../../src/app/app.ts';
 import { createMetrics } from '../../src/metrics/metrics.ts';
 import { createDocumentEventSink, createPusher, createPusherAdminRouter, type Pusher } from '../../src/pusher/index.ts';
 import { ServiceCallError } from '../../src/service-client/errors.ts';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createManualClock, type ManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
-import { closeDatabase } from '../../src/database/open.ts';
+import { closeDatabase } from '../../src/sqlite/open.ts';
 import type { DocumentRequest, DocumentResource } from '../../src/contract/documents.ts';
 import type { EmrDocument } from '../../src/emr/port.ts';
 import { createMemoryEmr, type MemoryEmr } from '../../src/emr/memory/index.ts';

@@ -1,7 +1,7 @@
 // The stores a pusher takes, on an SQLite database (in memory unless a path is given): the document outbox,
 // the mappings its patient links go to, and the in-process coordination of one process per database.
 import type { Clock } from '../../src/clock.ts';
-import { type Db, type OpenDatabaseOptions, openDatabase } from '../../src/database/open.ts';
+import { type Db, type OpenDatabaseOptions, openDatabase } from '../../src/sqlite/open.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import type { DocumentStoreOptions } from '../../src/storage/documents.ts';
 import { createSqliteCoordination } from '../../src/storage/sqlite/coordination.ts';

@@ -2,7 +2,7 @@
 // 413 oversize, 503 when the inbox cannot write; and what lands in the inbox in each case.
 import request from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/database/open.ts';
+import { openDatabase } from '../../src/sqlite/open.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { receiverFixture, type ReceiverFixture } from '../support/receiver-app.ts';
 import { appointmentEventBody, signedWebhook, TEST_SECRET } from '../support/webhooks.ts';

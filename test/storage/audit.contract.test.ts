@@ -1,10 +1,9 @@
 // The audit trail's store on every engine: entries read back as written, newest first, filtered by actor,
 // action, target and time and paged by id; pruned only before the cutoff, targets with them; ids never reused.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AuditEntry } from '../../src/audit/auditor.ts';
-import { openDatabase } from '../../src/database/open.ts';
+import { openDatabase } from '../../src/sqlite/open.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
-import type { AuditStore } from '../../src/storage/audit.ts';
+import type { AuditEntry, AuditStore } from '../../src/storage/audit.ts';
 import { createPostgresAuditStore } from '../../src/storage/postgres/audit.ts';
 import { migratePostgres } from '../../src/storage/postgres/migrate.ts';
 import { createPool } from '../../src/storage/postgres/pool.ts';

@@ -2,7 +2,7 @@
 // idle and absolute expiry at the boundary, expired sessions deleted when met and at each new sign-in, the idle
 // time only moving forward, and the one-time message taken once (also by two replicas at once).
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/database/open.ts';
+import { openDatabase } from '../../src/sqlite/open.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import type { ConsoleSessionStore, StoredSession } from '../../src/storage/console-sessions.ts';
 import { createPostgresConsoleSessionStore } from '../../src/storage/postgres/console-sessions.ts';

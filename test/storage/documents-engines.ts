@@ -4,7 +4,7 @@
 // database: a second replica's (PostgreSQL: its own pool, the same clock), or a restarted process's (SQLite).
 import { createManualClock, type ManualClock } from '../../src/clock.ts';
 import type { DocumentRequest } from '../../src/contract/documents.ts';
-import { openDatabase } from '../../src/database/open.ts';
+import { openDatabase } from '../../src/sqlite/open.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import type { DocumentStore, NewDocument } from '../../src/storage/documents.ts';
 import { createPostgresDocumentStore } from '../../src/storage/postgres/documents.ts';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
-import { closeDatabase, openDatabase } from '../../src/database/open.ts';
+import { closeDatabase, openDatabase } from '../../src/sqlite/open.ts';
 import { UnavailableError } from '../../src/errors.ts';
 import { createInbox } from '../../src/inbox/inbox.ts';
 import { silentLogger } from '../../src/logger.ts';

@@ -4,7 +4,7 @@
 // postgres.ts), and can build a second replica's stores on the same database.
 import { randomUUID } from 'node:crypto';
 import { createManualClock, type ManualClock } from '../../src/clock.ts';
-import { openDatabase } from '../../src/database/open.ts';
+import { openDatabase } from '../../src/sqlite/open.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { migratePostgres } from '../../src/storage/postgres/migrate.ts';
 import { createPool, type Pool } from '../../src/storage/postgres/pool.ts';

@@ -7,8 +7,8 @@ import { createCredentialCheck, sha256Hex } from '../../src/access/credentials.t
 import { createSignInThrottle, type ThrottleSettings } from '../../src/access/throttle.ts';
 import { createAuditAdminRouter } from '../../src/audit/admin-router.ts';
 import { createAuditor } from '../../src/audit/audit-trail.ts';
-import type { AuditRecord } from '../../src/audit/auditor.ts';
-import { createApp } from '../../src/http/app.ts';
+import type { AuditRecord } from '../../src/storage/audit.ts';
+import { createApp } from '../../src/app/app.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { createProcessorAdminRouter } from '../../src/processor/index.ts';
 import { createSqliteAuditStore } from '../../src/storage/sqlite/audit.ts';

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { createManualClock, type ManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
-import { openDatabase, type Db } from '../../src/database/open.ts';
+import { openDatabase, type Db } from '../../src/sqlite/open.ts';
 import { createMemoryEmr, type MemoryEmr } from '../../src/emr/memory/index.ts';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';

@@ -3,7 +3,7 @@
 // Run: node bin/run-ts.js test/support/pusher-process.ts <db> <serviceUrl> <apiKey> <send|resume> <externalId>
 import { systemClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
-import { openDatabase } from '../../src/database/open.ts';
+import { openDatabase } from '../../src/sqlite/open.ts';
 import { createMemoryEmr } from '../../src/emr/memory/index.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';

@@ -2,7 +2,7 @@
 // whose lease ran out is claimable again; at start every lease held by a stopped process is taken over.
 import { describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
-import { openDatabase } from '../../src/database/open.ts';
+import { openDatabase } from '../../src/sqlite/open.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createLeaseClaim } from '../../src/storage/sqlite/lease.ts';

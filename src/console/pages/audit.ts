@@ -2,7 +2,7 @@
 // from where and with what outcome; filtered by actor, action or target id, a page at a time (older ones).
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import type { AuditQuery } from '../../audit/auditor.ts';
+import type { AuditQuery } from '../../storage/audit.ts';
 import type { ConsoleContext } from '../deps.ts';
 import { badge, when } from '../format.ts';
 import { param } from '../form.ts';

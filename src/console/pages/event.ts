@@ -3,7 +3,7 @@
 // body" button), which is audited `event.body.reveal` before the page with the body is sent.
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { canDo } from '../../access/actor.ts';
+import { canDo } from '../../actor.ts';
 import { csrfField } from '../csrf.ts';
 import type { EventDetail } from '../data.ts';
 import type { ConsoleContext } from '../deps.ts';

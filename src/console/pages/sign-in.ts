@@ -5,7 +5,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { CSRF_FIELD, csrfField, SIGN_IN_CSRF_COOKIE, sameToken, signInToken } from '../csrf.ts';
-import { addressOf } from '../../http/admin-auth.ts';
+import { addressOf } from '../../app/admin-auth.ts';
 import type { ConsoleContext } from '../deps.ts';
 import { badForm, ConsolePageError } from '../errors.ts';
 import { readForm } from '../form.ts';

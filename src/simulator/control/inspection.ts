@@ -2,7 +2,7 @@
 // and the service's alerts to the clinic.
 import type Router from '@koa/router';
 import { toIso } from '../../clock.ts';
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 
 type Row = Record<string, unknown>;
 

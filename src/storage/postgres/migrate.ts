@@ -3,7 +3,7 @@
 // schema_migrations. Several `npx emr-bridge migrate` at once (a deploy started twice) are serialised by a
 // session advisory lock: the second waits, then finds nothing left to apply. `serve` never migrates
 // PostgreSQL; it asks pendingPostgresMigrations and refuses to start while any is pending.
-import { readMigrations, refuseNewerSchema } from '../../database/migrate.ts';
+import { readMigrations, refuseNewerSchema } from '../../migration-files.ts';
 import { POSTGRES_MIGRATIONS } from '../../paths.ts';
 import { SchemaOutdatedError, type MigrationReport } from '../schema.ts';
 import type { Pool, PoolClient } from './pool.ts';

@@ -1,6 +1,7 @@
 // The PostgreSQL storage of one replica: a connection pool, the schema checked (never migrated here: replicas
 // must not race to migrate; `npx emr-bridge migrate` does it), the stores on that pool, and coordination
 // through advisory locks and LISTEN/NOTIFY.
+import { createPostgresEmrState } from './emr-state.ts';
 import type { Clock } from '../../clock.ts';
 import type { Logger } from '../../logger.ts';
 import type { Storage } from '../index.ts';
@@ -36,6 +37,7 @@ export async function openPostgresStorage(url: string, deps: { clock: Clock; log
     audit: createPostgresAuditStore(pool),
     consoleSessions: createPostgresConsoleSessionStore(pool),
     signInFailures: createPostgresSignInFailures(pool),
+    emrState: createPostgresEmrState(pool, deps.clock),
     async close() {
       await processor.close();
       await coordination.close();

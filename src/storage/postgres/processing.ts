@@ -7,7 +7,7 @@
 // that changes events writes their history rows too (a data-modifying WITH: no extra round trip), for the rows
 // it really changed.
 import type { Clock } from '../../clock.ts';
-import { parseStoredEvent } from '../../processor/parse.ts';
+import { parseStoredEvent } from '../../contract/stored-event.ts';
 import { outcomeHistory } from '../event-history.ts';
 import type { ClaimedEvent, EventOutcome, Intake, NextClaim, ProcessingQueue, TakenEvent } from '../processing.ts';
 import { leaseClaimSql } from './lease.ts';

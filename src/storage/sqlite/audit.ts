@@ -1,5 +1,5 @@
 // The audit trail in SQLite: an entry and its targets in one transaction; pages newest first by id.
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import { type AuditRow, type AuditStore, toAuditRecord } from '../audit.ts';
 
 export function createSqliteAuditStore(db: Db): AuditStore {

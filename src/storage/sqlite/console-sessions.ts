@@ -1,5 +1,5 @@
 // Console sessions in SQLite (../console-sessions.ts): plain statements, each its own short transaction.
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import { type ConsoleSessionStore, isLive, liveSince, type SessionRow, toStoredSession } from '../console-sessions.ts';
 
 export function createSqliteConsoleSessionStore(db: Db): ConsoleSessionStore {

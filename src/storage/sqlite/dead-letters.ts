@@ -2,7 +2,7 @@
 // (mapping_outbox rows), a page at a time, reopened or dismissed. An event reopened or dismissed gets its
 // history row in the same transaction, written first for exactly the rows the change then moves.
 import type { Clock } from '../../clock.ts';
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import type { ParkedState } from '../../work/dismissal.ts';
 import {
   type DeadEventRow,

@@ -1,6 +1,6 @@
 // The history rows of documents in SQLite: statements run inside the transaction of the outbox change they
 // record (enqueue, a send's retry or outcome, an operator's retry, the scan's filings).
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import type { DocumentHistoryStatus, Outcome } from '../documents.ts';
 import { outcomeValues } from '../documents.ts';
 import { FINAL } from './documents-sql.ts';

@@ -1,7 +1,7 @@
 // The follow-ups of sent documents in the SQLite outbox: HELD rows to poll, statuses to write back to the
 // EMR, and document events for documents this outbox never had.
 import type { Clock } from '../../clock.ts';
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import type { DocumentStore, FollowUps, OutboxRow } from '../documents.ts';
 
 export function createSqliteFollowUps(db: Db, clock: Clock): FollowUps & Pick<DocumentStore, 'recordUnmatchedEvent'> {

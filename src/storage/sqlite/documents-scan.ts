@@ -1,7 +1,7 @@
 // The EMR scan's side of the SQLite outbox: its watermark, and its documents filed in one transaction with it,
 // each change with its history row.
 import type { Clock } from '../../clock.ts';
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import { CHANGED_IN_EMR, type ScanFiling, type ScanLedger } from '../documents.ts';
 import { createSqliteDocumentHistory } from './document-history.ts';
 import type { Enqueue } from './documents-writes.ts';

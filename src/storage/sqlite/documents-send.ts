@@ -4,7 +4,7 @@
 // and an operator's resend write their history row in their own transaction.
 import type { Clock } from '../../clock.ts';
 import type { DocumentRequest } from '../../contract/documents.ts';
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import type { RequestMemory } from '../documents-request-memory.ts';
 import type { ClaimedRow, Outcome, OutboxRow, SendEnd, SendQueue } from '../documents.ts';
 import { createSqliteDocumentHistory } from './document-history.ts';

@@ -1,6 +1,6 @@
 // What admins, the CLI and metrics read of the SQLite outbox (a document's history included), and its
 // retention, which deletes a pruned document's history with it.
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import type { DocumentHistoryEntry, DocumentStore, OutboxRow, OutboxState, OutboxViews } from '../documents.ts';
 import { FINAL } from './documents-sql.ts';
 

@@ -3,7 +3,7 @@
 // caller's transaction is open).
 import type { Clock } from '../../clock.ts';
 import type { DocumentRequest } from '../../contract/documents.ts';
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import { type NewDocument, type Outcome, type OutboxRow, outcomeValues } from '../documents.ts';
 import { createSqliteDocumentHistory } from './document-history.ts';
 import { FINAL, ROW_WITHOUT_REQUEST } from './documents-sql.ts';

@@ -18,7 +18,7 @@
 //   memory, parsed, up to a bound: a send neither reads its request back nor parses it again (requestOf);
 //   after a restart, or past the bound, it is read from the row.
 import type { Clock } from '../../clock.ts';
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import { createRequestMemory } from '../documents-request-memory.ts';
 import { DEFAULT_REQUEST_MEMORY_CHARS, type DocumentStore, type DocumentStoreOptions } from '../documents.ts';
 import { createSqliteFollowUps } from './documents-follow-ups.ts';

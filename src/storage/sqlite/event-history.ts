@@ -1,6 +1,6 @@
 // The history rows of events in SQLite, statements run inside the caller's transaction (intake, a batch's
 // commit): a batch's outcomes go in as one JSON array (json_each), one statement however many there are.
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import { outcomeHistory } from '../event-history.ts';
 import type { EventOutcome } from '../processing.ts';
 

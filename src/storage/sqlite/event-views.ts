@@ -2,7 +2,7 @@
 // given (so the planner sees only those, and the state is a literal its partial indexes match) and kept per
 // shape (a few hundred at most); the per-minute counts read two processing indexes alone.
 import type { Statement } from 'better-sqlite3';
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import {
   EVENT_RECORD_COLUMNS,
   EVENTS_FROM as FROM,

@@ -1,7 +1,7 @@
 // The inbox in SQLite: a batch of events in one immediate transaction (one fsync, WAL + synchronous=FULL),
 // duplicates ignored by eventId; the write probe in the one-row table store_probe; and a write lock taken and
 // released to find a read-only file or a lock held past busy_timeout. Everything answers synchronously.
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import type { Coordination } from '../coordination.ts';
 import type { InboxRow, InboxStore } from '../inbox.ts';
 

@@ -2,7 +2,7 @@
 // live lease holds it, counting an attempt) in one immediate transaction; called inside a transaction of the
 // caller's, it joins it (a savepoint), as the processor's batch commit does with its next claim.
 import type { Clock } from '../../clock.ts';
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 
 export interface LeaseStatements<Row> {
   /** Up to `limit` items due at `now` whose lease is free. */

@@ -1,7 +1,7 @@
 // The mapping outbox's rows in SQLite. One process owns the database, so a due mapping is just read: nothing
 // else could post it meanwhile. Sent marks are written together, in one commit per pass.
 import type { Clock } from '../../clock.ts';
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import type { MappingOutboxStore, QueuedMapping } from '../mapping-outbox.ts';
 
 export function createSqliteMappingOutboxStore(db: Db, clock: Clock): MappingOutboxStore {

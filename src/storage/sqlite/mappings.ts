@@ -6,7 +6,7 @@
 // is used.
 import type { Clock } from '../../clock.ts';
 import type { MappingEntityType } from '../../contract/api.ts';
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import {
   ANY_ENTITY_TYPE,
   createFoundMappings,

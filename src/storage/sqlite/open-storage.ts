@@ -1,8 +1,8 @@
 // The SQLite storage: one file, one process (the store lock), every store on one better-sqlite3 connection,
 // coordination in memory.
 import type { Clock } from '../../clock.ts';
-import { closeDatabase } from '../../database/open.ts';
-import { acquireStoreLock } from '../../database/store-lock.ts';
+import { closeDatabase } from '../../sqlite/open.ts';
+import { acquireStoreLock } from '../../sqlite/store-lock.ts';
 import type { Logger } from '../../logger.ts';
 import type { Storage, StoreHold } from '../index.ts';
 import { createMemorySignInFailures } from '../sign-in-failures.ts';
@@ -10,6 +10,7 @@ import { createSqliteAuditStore } from './audit.ts';
 import { createSqliteConsoleSessionStore } from './console-sessions.ts';
 import { createSqliteCoordination } from './coordination.ts';
 import { createSqliteDocumentStore } from './documents.ts';
+import { createSqliteEmrState } from './emr-state.ts';
 import { createSqliteInboxStore } from './inbox.ts';
 import { createSqliteProcessorStores } from './processor-stores.ts';
 import { openSqliteForServe } from './schema.ts';
@@ -37,6 +38,7 @@ export function openSqliteStorage(path: string, deps: { clock: Clock; logger: Lo
     consoleSessions: createSqliteConsoleSessionStore(db),
     // One process per file: its own memory counts every failed sign-in the file's adapter hears.
     signInFailures: createMemorySignInFailures(),
+    emrState: createSqliteEmrState(db, deps.clock),
     async close() {
       await processor.close();
       await coordination.close();

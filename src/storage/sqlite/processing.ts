@@ -4,8 +4,8 @@
 // it writes are settled in the versions' memory once that transaction has committed. Each commit also writes
 // the events' history rows (./event-history.ts), one statement; intake copies each event's received time.
 import type { Clock } from '../../clock.ts';
-import type { Db } from '../../database/open.ts';
-import { parseStoredEvent } from '../../processor/parse.ts';
+import type { Db } from '../../sqlite/open.ts';
+import { parseStoredEvent } from '../../contract/stored-event.ts';
 import type { ClaimedEvent, EventOutcome, Intake, NextClaim, ProcessingQueue, TakenEvent } from '../processing.ts';
 import type { AppliedVersion } from '../versions.ts';
 import { createSqliteEventHistory, type SqliteEventHistory } from './event-history.ts';

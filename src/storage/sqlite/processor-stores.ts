@@ -2,7 +2,7 @@
 // the processor, its admin routes and the metrics, since the versions' and mappings' memories are right only
 // while nothing else writes those tables.
 import type { Clock } from '../../clock.ts';
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import type { ProcessorStores } from '../processor-stores.ts';
 import { createSqliteDeadLetterStores } from './dead-letters.ts';
 import { createSqliteEntityLocks } from './entity-locks.ts';

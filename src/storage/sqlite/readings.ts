@@ -1,6 +1,6 @@
 // The processor's backlog in SQLite, read when metrics are scraped: open events plus inbox rows past the
 // intake cursor, and the mapping outbox's pending rows.
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import type { ProcessorReadings } from '../processing.ts';
 
 export function createSqliteProcessorReadings(db: Db): ProcessorReadings {

@@ -1,6 +1,6 @@
 // Retention of the processor's rows in SQLite, each pass one immediate transaction. An event's history rows go
 // with it (no foreign key: they are deleted here, by the events being deleted).
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import type { RetentionStore } from '../retention.ts';
 
 export function createSqliteRetentionStore(db: Db): RetentionStore {

@@ -3,10 +3,10 @@
 // so that an upgrade changes the data only when a person says so (after a backup, say). `migrate` applies the
 // pending migrations while holding the one-process lock, so it never runs under a live serve.
 import type { Clock } from '../../clock.ts';
-import { migrate, pendingMigrations } from '../../database/migrate.ts';
-import type { CheckpointLogger } from '../../database/checkpoint.ts';
-import { openDatabase, type Db } from '../../database/open.ts';
-import { acquireStoreLock } from '../../database/store-lock.ts';
+import { migrate, pendingMigrations } from '../../sqlite/migrate.ts';
+import type { CheckpointLogger } from '../../sqlite/checkpoint.ts';
+import { openDatabase, type Db } from '../../sqlite/open.ts';
+import { acquireStoreLock } from '../../sqlite/store-lock.ts';
 import { ADAPTER_MIGRATIONS } from '../../paths.ts';
 import { SchemaOutdatedError, type MigrationReport } from '../schema.ts';
 

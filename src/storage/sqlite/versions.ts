@@ -3,7 +3,7 @@
 // concurrent older snapshot of the same patient sees it at once without a commit (and an fsync) of its own.
 // What is on disk is also kept in memory for the entities seen lately, so the stale check of the next event
 // reads no row. Both memories are right only because one process owns an SQLite database.
-import type { Db } from '../../database/open.ts';
+import type { Db } from '../../sqlite/open.ts';
 import type { AppliedVersion, EntityVersions } from '../versions.ts';
 
 /** The SQLite implementation, with the two steps ProcessingQueue.commit runs around its transaction. */

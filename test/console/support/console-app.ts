@@ -6,8 +6,8 @@ import { createCredentialCheck, sha256Hex } from '../../../src/access/credential
 import { createSignInThrottle } from '../../../src/access/throttle.ts';
 import { createManualClock, type ManualClock } from '../../../src/clock.ts';
 import { createConsoleRouter } from '../../../src/console/router.ts';
-import { openDatabase } from '../../../src/database/open.ts';
-import { createApp, type AppDeps } from '../../../src/http/app.ts';
+import { openDatabase } from '../../../src/sqlite/open.ts';
+import { createApp, type AppDeps } from '../../../src/app/app.ts';
 import { silentLogger } from '../../../src/logger.ts';
 import { createMetrics } from '../../../src/metrics/metrics.ts';
 import { ADAPTER_MIGRATIONS } from '../../../src/paths.ts';

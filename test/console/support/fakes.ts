@@ -1,7 +1,8 @@
 // Small in-memory stand-ins for the console's ports (ConsoleData, ConsoleActions, Auditor) for the
 // supertest-level console tests: a few events, dead letters, documents and mappings, and actions that move
 // them as the real ones would (a replayed dead letter is pending again, a retried document queued).
-import type { AuditEntry, Auditor, AuditRecord } from '../../../src/audit/auditor.ts';
+import type { Auditor } from '../../../src/audit/auditor.ts';
+import type { AuditEntry, AuditRecord } from '../../../src/storage/audit.ts';
 import type { Clock } from '../../../src/clock.ts';
 import type { ConsoleActions, ConsoleData, DocumentDetail, EventDetail, MappingView, Overview } from '../../../src/console/data.ts';
 

@@ -30,7 +30,18 @@ export interface PushedEmrHarness {
 function recordingInbound() {
   const identified: IdentifiedRecord[] = [];
   const documents: EmrDocument[] = [];
+  const state = new Map<string, string>();
   const inbound: EmrInbound & { failing: boolean; identified: IdentifiedRecord[]; documents: EmrDocument[] } = {
+    state: {
+      get: async (key) => state.get(key),
+      getMany: async (keys) => new Map(keys.filter((k) => state.has(k)).map((k) => [k, state.get(k)!])),
+      put: async (key, value) => void state.set(key, value),
+      async putNew(key, value) {
+        if (state.has(key)) return false;
+        state.set(key, value);
+        return true;
+      },
+    },
     failing: false,
     identified,
     documents,
@@ -41,6 +52,12 @@ function recordingInbound() {
     async documentPushed(doc) {
       if (inbound.failing) throw new Error('the store is failing');
       if (!documents.some((d) => d.id === doc.id)) documents.push(doc);
+    },
+    async documentCancelled(documentId) {
+      const at = documents.findIndex((d) => d.id === documentId);
+      if (at < 0) return 'unknown';
+      documents.splice(at, 1);
+      return 'cancelled';
     },
   };
   return inbound;

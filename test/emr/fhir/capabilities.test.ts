@@ -1,6 +1,7 @@
 // The EMR check at start-up and what follows from it: an EMR that answers and is not FHIR R4 stops the
 // adapter with the reason; one that does not answer yet is an outage the adapter starts through; a FHIR
 // server that does not declare conditional create still gets one record per serviceId under concurrency.
+import { emrSettings } from '../../../src/emr/settings.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -116,11 +117,11 @@ describe('a FHIR server without conditional create', () => {
     const config = parseConfig({ SERVICE_BASE_URL: 'bundled', FHIR_BASE_URL: fhir.baseUrl, ...smartSettings(dir) });
     const fhirEmr = createFhirEmr({
       baseUrl: fhir.baseUrl,
-      identifierSystem: config.emr.settings.identifierSystem,
+      identifierSystem: emrSettings(config.emr, 'fhir').identifierSystem,
       timeoutMs: 5_000,
-      labReportTypeCodes: config.emr.settings.labReportTypeCodes,
-      prescriptionTypeCodes: config.emr.settings.prescriptionTypeCodes,
-      auth: await loadFhirAuthSettings(config.emr.settings.auth),
+      labReportTypeCodes: emrSettings(config.emr, 'fhir').labReportTypeCodes,
+      prescriptionTypeCodes: emrSettings(config.emr, 'fhir').prescriptionTypeCodes,
+      auth: await loadFhirAuthSettings(emrSettings(config.emr, 'fhir').auth),
       maxContentBytes: 1024 * 1024,
       clock: createManualClock(Date.now()),
       logger: log.logger,

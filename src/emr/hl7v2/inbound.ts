@@ -1,0 +1,97 @@
+// What the adapter's MLLP listener does with a message from the EMR (CONTRACT section 6): its ADT and SIU
+// feeds name the EMR's ids for records the adapter sent (the mapping, posted to the service once); its MDM and
+// ORU messages bring documents for the pusher's outbox (an MDM^T11 cancels one not yet sent). A message is
+// acknowledged AA only once what it brought is committed; one taken before (same MSH-3, MSH-4, MSH-10) is
+// acknowledged AA again and not acted on twice; one it cannot use gets AE with an ERR naming the field; the
+// adapter's own store failing gets AR (the listener's answer to a throw), so the EMR sends it again.
+import type { Hl7Message } from '@medplum/core';
+import type { EmrInbound } from '../port.ts';
+import { buildAck } from './messages/ack.ts';
+import { readDocument } from './messages/document.ts';
+import { readIdentity } from './messages/identity.ts';
+import { messageKey, messageType } from './messages/read.ts';
+import type { Refusal } from './messages/refusal.ts';
+import { controlIdFor, KEYS, rememberMrn } from './outbound.ts';
+import type { Hl7Settings } from './settings.ts';
+
+/** Cancels a pushed document not yet sent (MDM^T11); a refusal when there is none to cancel. */
+export type CancelDocument = (documentId: string) => Promise<Refusal | undefined>;
+
+export interface InboundDeps {
+  settings: Hl7Settings;
+  /** The adapter's side; undefined until the port started (the listener then answers AR: send it again). */
+  inbound(): EmrInbound | undefined;
+  cancelDocument: CancelDocument;
+  now(): number;
+}
+
+const IDENTITY_TYPES = /^(ADT\^(A01|A04|A08|A28|A31)|SIU\^(S12|S13|S14))$/;
+const DOCUMENT_TYPES = /^(MDM\^T(02|04|08|10|11)|ORU\^R01)$/;
+
+type Outcome = { ok: true } | { ok: false; refusal: Refusal };
+const ok: Outcome = { ok: true };
+
+export function createInboundHandler(deps: InboundDeps): (message: Hl7Message) => Promise<Hl7Message> {
+  const { settings } = deps;
+  const authorities = {
+    assigningAuthority: settings.assigningAuthority,
+    ...(settings.emrAssigningAuthority ? { emrAssigningAuthority: settings.emrAssigningAuthority } : {}),
+  };
+  const ack = (message: Hl7Message, outcome: Outcome) =>
+    buildAck(message, outcome.ok ? 'AA' : 'AE', {
+      controlId: controlIdFor(`ack:${message.getSegment('MSH')?.getField(10)?.toString() ?? ''}:${deps.now()}`),
+      now: deps.now(),
+      ...(outcome.ok ? {} : { error: outcome.refusal }),
+    }).message;
+
+  async function identity(message: Hl7Message, inbound: EmrInbound): Promise<Outcome> {
+    const read = readIdentity(message, authorities);
+    if (!read.ok) return read;
+    if (read.value === 'none') return ok;
+    const { entityType, serviceId, emrId } = read.value;
+    if (entityType === 'patient') await rememberMrn(inbound.state, serviceId, emrId);
+    else await inbound.state.put(KEYS.filler(serviceId), emrId);
+    await inbound.recordIdentified(read.value);
+    return ok;
+  }
+
+  async function document(message: Hl7Message, inbound: EmrInbound): Promise<Outcome> {
+    const read = readDocument(message, {
+      ...authorities,
+      labReportTypes: settings.labReportTypes,
+      prescriptionTypes: settings.prescriptionTypes,
+      now: deps.now(),
+      // No MRN in PID-3: no EMR id to name the patient by (a handle would reach the service as patientExternalId);
+      // the service identifies the patient by phone and name, as for any document without one.
+      patientHandle: () => '',
+    });
+    if (!read.ok) return read;
+    if (read.value.kind === 'cancel') {
+      const refusal = await deps.cancelDocument(read.value.documentId);
+      return refusal ? { ok: false, refusal } : ok;
+    }
+    await inbound.documentPushed(read.value.document);
+    return ok;
+  }
+
+  return async (message) => {
+    const inbound = deps.inbound();
+    if (!inbound) throw new Error('the HL7 v2 port has not started: the message is refused for now');
+    const key = messageKey(message);
+    if (!key.ok) return ack(message, key);
+    const seen = `in:${key.value.sendingApplication}|${key.value.sendingFacility}|${key.value.controlId}`;
+    if (await inbound.state.get(seen)) return ack(message, ok);
+    const type = messageType(message);
+    let outcome: Outcome;
+    if (IDENTITY_TYPES.test(type)) outcome = await identity(message, inbound);
+    else if (DOCUMENT_TYPES.test(type)) outcome = await document(message, inbound);
+    else
+      outcome = {
+        ok: false,
+        refusal: { field: 'MSH-9', location: { segment: 'MSH', sequence: 1, position: 9 }, code: '200', text: `${type} is not a message the adapter takes` },
+      };
+    // Only a message acted on is remembered: one refused may come again corrected under the same MSH-10.
+    if (outcome.ok) await inbound.state.put(seen, 'AA');
+    return ack(message, outcome);
+  };
+}

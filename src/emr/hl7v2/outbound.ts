@@ -1,0 +1,173 @@
+// The port's writes as HL7 v2 messages (CONTRACT section 6): a patient's first snapshot an ADT^A28 (or A04),
+// a change of name or phone an A31 (or A08); an appointment's creation an SIU^S12, a new time an S13, a new
+// status or payment an S14, a cancellation an S15. The EMR names its ids later (./inbound.ts), so every claim
+// answers the port's handle (pending). What the port must remember across restarts and replicas is kept in its
+// share of the store (identifiers only): which claims the EMR acknowledged, the last time and status it sent
+// of each appointment, and the MRNs and filler ids the EMR named. MSH-10 is derived from what a message is
+// for, so the same message sent again (after a timeout, a crash) carries the same MSH-10.
+import { createHash } from 'node:crypto';
+import type { AppointmentInput, EmrPort, EmrRecord, LocationInput, PatientClaim, PatientInput, PractitionerInput } from '../port.ts';
+import type { EmrStateStore } from '../../storage/emr-state.ts';
+import { buildPatientMessage } from './messages/adt.ts';
+import type { HeaderContext } from './messages/header.ts';
+import { type AppointmentTrigger, buildAppointmentMessage } from './messages/siu.ts';
+import { handleOf, serviceIdOfHandle } from './refs.ts';
+import { type MllpSend, sendAccepted } from './send.ts';
+import type { Hl7Settings } from './settings.ts';
+
+export interface OutboundDeps {
+  settings: Hl7Settings;
+  send: MllpSend;
+  /** The port's share of the store; there once the port started. */
+  state(): EmrStateStore;
+  now(): number;
+}
+
+/** State keys: identifiers only. */
+export const KEYS = {
+  acknowledged: (kind: 'patient' | 'appointment', serviceId: string) => `ack:${kind}:${serviceId}`,
+  mrn: (serviceId: string) => `mrn:${serviceId}`,
+  /** The service id a patient was claimed under, by the MRN the EMR named it with. */
+  patientByMrn: (mrn: string) => `patient-by-mrn:${mrn}`,
+  filler: (serviceId: string) => `filler:${serviceId}`,
+  emrOwned: (serviceId: string) => `emr-owned:${serviceId}`,
+};
+
+/** The last time and status the EMR acknowledged of an appointment: which trigger the next snapshot is. */
+interface SentAppointment {
+  startsAt: string;
+  status: string;
+}
+
+/** MSH-10 for what a message is for: the same for that message however often it is sent, unique otherwise. */
+export const controlIdFor = (purpose: string): string => createHash('sha256').update(purpose).digest('base64url').slice(0, 20);
+
+type Outbound = Pick<
+  EmrPort,
+  'ensurePatient' | 'updatePatient' | 'linkPatient' | 'ensurePractitioner' | 'ensureLocation' | 'ensureAppointment' | 'updateAppointment'
+>;
+
+export function createOutbound(deps: OutboundDeps): Outbound {
+  const { settings } = deps;
+  // Names for the segments that carry them (PID-5, AIP-3, AIL-3), from the snapshots this process applied. A
+  // name is patient data: it is never stored, so after a restart a message may carry identifiers alone.
+  const patients = new Map<string, PatientInput>();
+  const doctors = new Map<string, PractitionerInput>();
+  const locations = new Map<string, LocationInput>();
+
+  const header = (purpose: string): HeaderContext => ({ ...settings.header, assigningAuthority: settings.assigningAuthority, controlId: controlIdFor(purpose), now: deps.now() });
+  const pending = (entityType: 'patient' | 'appointment' | 'doctor' | 'location', serviceId: string, created: boolean): EmrRecord => ({
+    id: handleOf(entityType, serviceId),
+    created,
+    pending: true,
+  });
+  const serviceIdOf = (id: string): string => serviceIdOfHandle(id) ?? id;
+
+  /** The patient a message names: the snapshot this process has, with the MRN once the EMR named it. */
+  async function patientFor(id: string): Promise<PatientInput & { mrn?: string }> {
+    const state = deps.state();
+    const serviceId = serviceIdOfHandle(id) ?? (await state.get(KEYS.patientByMrn(id))) ?? id;
+    const known = patients.get(serviceId) ?? { serviceId, name: '', phone: '' };
+    const mrn = serviceIdOfHandle(id) === undefined && id !== serviceId ? id : await state.get(KEYS.mrn(serviceId));
+    return { ...known, ...(mrn ? { mrn } : {}) };
+  }
+
+  async function sendPatient(trigger: 'created' | 'changed', p: PatientInput, purpose: string, mrn?: string): Promise<void> {
+    const message = buildPatientMessage(header(purpose), {
+      trigger: settings.patientEvents[trigger],
+      patient: p,
+      ...(mrn ? { mrn } : {}),
+      ...(settings.emrAssigningAuthority ? { emrAssigningAuthority: settings.emrAssigningAuthority } : {}),
+    });
+    await sendAccepted(deps.send, message.message, `ADT^${settings.patientEvents[trigger]} for patient ${p.serviceId}`);
+  }
+
+  async function sendAppointment(trigger: AppointmentTrigger, a: AppointmentInput, purpose: string): Promise<void> {
+    const state = deps.state();
+    const filler = await state.get(KEYS.filler(a.serviceId));
+    const message = buildAppointmentMessage(header(purpose), {
+      trigger,
+      appointment: a,
+      ...(filler ? { fillerId: filler } : {}),
+      patient: await patientFor(a.patientId),
+      ...(settings.emrAssigningAuthority ? { emrAssigningAuthority: settings.emrAssigningAuthority } : {}),
+      doctor: doctors.get(serviceIdOf(a.practitionerId)) ?? { serviceId: serviceIdOf(a.practitionerId), name: '' },
+      location: locations.get(serviceIdOf(a.locationId)) ?? { serviceId: serviceIdOf(a.locationId), name: '' },
+    });
+    await sendAccepted(deps.send, message.message, `SIU^${trigger} for appointment ${a.serviceId}`);
+    await state.put(KEYS.acknowledged('appointment', a.serviceId), JSON.stringify({ startsAt: a.startsAt, status: a.status } satisfies SentAppointment));
+  }
+
+  return {
+    async ensurePatient(claim: PatientClaim) {
+      const { externalId, ...p } = claim;
+      patients.set(p.serviceId, p);
+      const state = deps.state();
+      if (await state.get(KEYS.acknowledged('patient', p.serviceId))) return pending('patient', p.serviceId, false);
+      if (externalId) return adopt(p, externalId);
+      await sendPatient('created', p, `new-patient:${p.serviceId}`);
+      await state.put(KEYS.acknowledged('patient', p.serviceId), '1');
+      return pending('patient', p.serviceId, true);
+    },
+    async updatePatient(id, p) {
+      patients.set(p.serviceId, p);
+      // The EMR's own patient keeps what the EMR has: a snapshot does not rename it (as with FHIR).
+      if (await deps.state().get(KEYS.emrOwned(p.serviceId))) return { differences: [] };
+      const digest = createHash('sha256').update(JSON.stringify([p.name, p.phone])).digest('base64url');
+      await sendPatient('changed', p, `patient-change:${p.serviceId}:${digest}`, (await patientFor(id)).mrn);
+      return { differences: [] };
+    },
+    async linkPatient(id, serviceId) {
+      // A patient the EMR had (known to the service by its MRN) becomes known under the service's id as well.
+      const known = patients.get(serviceId) ?? { serviceId, name: '', phone: '' };
+      await sendPatient('changed', known, `patient-link:${serviceId}:${id}`, id);
+      const state = deps.state();
+      await rememberMrn(state, serviceId, id);
+      await state.put(KEYS.emrOwned(serviceId), '1');
+    },
+    async ensurePractitioner(d) {
+      const known = doctors.has(d.serviceId);
+      doctors.set(d.serviceId, d);
+      // No message: the EMR knows its practitioners; AIP-3 names this one by the service's id and name.
+      return pending('doctor', d.serviceId, !known);
+    },
+    async ensureLocation(l) {
+      const known = locations.has(l.serviceId);
+      locations.set(l.serviceId, l);
+      return pending('location', l.serviceId, !known);
+    },
+    async ensureAppointment(a) {
+      if (await deps.state().get(KEYS.acknowledged('appointment', a.serviceId))) return pending('appointment', a.serviceId, false);
+      await sendAppointment('S12', a, `new-appointment:${a.serviceId}`);
+      return pending('appointment', a.serviceId, true);
+    },
+    async updateAppointment(_id, a) {
+      const sent = await deps.state().get(KEYS.acknowledged('appointment', a.serviceId));
+      const trigger = triggerFor(sent ? (JSON.parse(sent) as SentAppointment) : undefined, a);
+      await sendAppointment(trigger, a, `appointment-${trigger}:${a.serviceId}:${a.occurredAt}`);
+    },
+  };
+
+  /** The EMR's own patient that the service knows by its MRN: marked with the service's id by an A31, never renamed. */
+  async function adopt(p: PatientInput, mrn: string): Promise<EmrRecord> {
+    const state = deps.state();
+    await sendPatient('changed', p, `patient-adopt:${p.serviceId}:${mrn}`, mrn);
+    await rememberMrn(state, p.serviceId, mrn);
+    await state.put(KEYS.emrOwned(p.serviceId), '1');
+    await state.put(KEYS.acknowledged('patient', p.serviceId), '1');
+    return { id: mrn, created: false };
+  }
+}
+
+/** Which SIU a snapshot of an existing appointment is: a cancellation S15, a new time S13, anything else S14. */
+export function triggerFor(sent: SentAppointment | undefined, a: AppointmentInput): AppointmentTrigger {
+  if (a.status === 'Cancelled') return 'S15';
+  if (sent && sent.startsAt !== a.startsAt) return 'S13';
+  return 'S14';
+}
+
+/** The MRN the EMR gave a patient, both ways: PID-3 names the patient by both ids in every later message. */
+export async function rememberMrn(state: EmrStateStore, serviceId: string, mrn: string): Promise<void> {
+  await state.put(KEYS.mrn(serviceId), mrn);
+  await state.put(KEYS.patientByMrn(mrn), serviceId);
+}

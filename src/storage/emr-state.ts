@@ -1,0 +1,17 @@
+// A small durable store an EMR module keeps its own state in (src/emr/module.ts hands it one, scoped to the
+// module): identifiers it must remember across restarts and replicas, such as which claims the EMR has
+// acknowledged, or which inbound messages it has already taken. Engine-neutral; ./sqlite and ./postgres
+// implement it over emr_state. Values are short strings: identifiers only, never patient data.
+
+export interface EmrStateStore {
+  get(key: string): Promise<string | undefined>;
+  /** Several keys at once; the ones found. */
+  getMany(keys: readonly string[]): Promise<Map<string, string>>;
+  /** Writes the value (replacing one there), committed when it resolves. */
+  put(key: string, value: string): Promise<void>;
+  /** Writes the value only if the key has none; resolves to whether this call wrote it. */
+  putNew(key: string, value: string): Promise<boolean>;
+}
+
+/** One module's share of emr_state. */
+export type EmrStateStores = (module: string) => EmrStateStore;

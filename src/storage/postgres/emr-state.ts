@@ -1,0 +1,36 @@
+// EMR modules' own state in PostgreSQL (../emr-state.ts), shared by every replica: putNew is decided by the
+// primary key, so two replicas taking the same message agree on which took it first.
+import type { Clock } from '../../clock.ts';
+import type { EmrStateStores } from '../emr-state.ts';
+import type { Pool } from './pool.ts';
+
+export function createPostgresEmrState(pool: Pool, clock: Clock): EmrStateStores {
+  return (module) => ({
+    async get(key) {
+      const { rows } = await pool.query<{ value: string }>('SELECT value FROM emr_state WHERE module = $1 AND key = $2', [module, key]);
+      return rows[0]?.value;
+    },
+    async getMany(keys) {
+      const { rows } = await pool.query<{ key: string; value: string }>('SELECT key, value FROM emr_state WHERE module = $1 AND key = ANY($2)', [
+        module,
+        [...keys],
+      ]);
+      return new Map(rows.map((r) => [r.key, r.value]));
+    },
+    async put(key, value) {
+      await pool.query(
+        'INSERT INTO emr_state (module, key, value, updated_at) VALUES ($1, $2, $3, $4) ON CONFLICT (module, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+        [module, key, value, clock.now()],
+      );
+    },
+    async putNew(key, value) {
+      const r = await pool.query('INSERT INTO emr_state (module, key, value, updated_at) VALUES ($1, $2, $3, $4) ON CONFLICT (module, key) DO NOTHING', [
+        module,
+        key,
+        value,
+        clock.now(),
+      ]);
+      return r.rowCount === 1;
+    },
+  });
+}

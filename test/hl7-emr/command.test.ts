@@ -1,0 +1,32 @@
+// `emr-bridge hl7-emr` as a script runs it: `listening on mllp://127.0.0.1:<port>` first, acknowledging over
+// MLLP, and a clean stop (exit 0) on SIGTERM.
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../../bench/support/child.ts';
+import { ackCode, adt, clientOf, send, waitFor } from './support.ts';
+
+describe('emr-bridge hl7-emr', () => {
+  it('prints its MLLP address first, acknowledges, and stops on SIGTERM', async () => {
+    const proc = spawn(process.execPath, ['bin/emr-bridge.js', 'hl7-emr', '--port', '0', '--control-port', '0'], {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+    let out = '';
+    proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      const firstLine = await waitFor(() => (out.includes('\n') ? out.split('\n')[0] : undefined), 20_000);
+      const m = /^listening on mllp:\/\/127\.0\.0\.1:(\d+)$/.exec(firstLine!);
+      expect(m, out).not.toBeNull();
+      const client = clientOf({ port: Number(m![1]) });
+      expect(ackCode(await send(client, adt('A28', { serviceId: 'pat-cli' })))).toBe('AA');
+      await client.close();
+      await waitFor(() => out.includes('HL7 EMR ready'));
+      proc.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    }
+  }, 30_000);
+});

@@ -23,7 +23,8 @@ import { loadFhirDefinitions } from '../src/fhir-server/definitions.ts';
 import { IndexedMemoryRepository } from '../src/fhir-server/indexed-repository.ts';
 import { silentLogger } from '../src/logger.ts';
 import { startChild, type Child } from './support/child.ts';
-import { measure, total, type Run } from './processor.ts';
+import { measure } from './processor.ts';
+import { total, type Run } from './support/processor-workload.ts';
 
 const SYSTEM = 'urn:emr-bridge:service';
 const _APPOINTMENTS = 200;

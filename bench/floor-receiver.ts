@@ -4,7 +4,7 @@
 // verifyWebhook, then the row (eventId, eventType, the x-service-* headers, the raw body) written through a
 // group commit (src/inbox/group-commit.ts) into SQLite with WAL and synchronous=FULL, and 200 only once the
 // transaction holding it has committed. WAL checkpoints run on the adapter's worker thread, as in `serve`
-// (src/database/open.ts), so the floor pays for storage what the adapter pays. No metrics, logging, error
+// (src/sqlite/open.ts), so the floor pays for storage what the adapter pays. No metrics, logging, error
 // middleware, readiness or processor/pusher workers.
 //
 // Run: SERVICE_KEY_ID=… SERVICE_SIGNING_SECRETS=… node bin/run-ts.js bench/floor-receiver.ts <db path> [port]
@@ -15,7 +15,7 @@ import Router from '@koa/router';
 import Database from 'better-sqlite3';
 import Koa from 'koa';
 import getRawBody from 'raw-body';
-import { checkpointOffTheEventLoop, closeDatabase } from '../src/database/open.ts';
+import { checkpointOffTheEventLoop, closeDatabase } from '../src/sqlite/open.ts';
 import { createGroupCommitter } from '../src/inbox/group-commit.ts';
 import { createLogger } from '../src/logger.ts';
 import { verifyWebhook, WebhookVerificationError } from '../src/signature/webhook-signature.ts';

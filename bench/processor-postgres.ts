@@ -16,7 +16,7 @@ import { createPool, type Pool } from '../src/storage/postgres/pool.ts';
 import { createPostgresProcessorStores } from '../src/storage/postgres/processor-stores.ts';
 import { drainMetrics, drainWithLoops } from './support/drain.ts';
 import { type PostgresServer, postgresCpuSeconds, startEmbeddedPostgres } from './support/embedded-postgres.ts';
-import { type Run, total, WORKLOAD, workloadEvents } from './processor.ts';
+import { type Run, total, WORKLOAD, workloadEvents } from './support/processor-workload.ts';
 
 /** Rounds of one and two processors, alternating which goes first. */
 const ROUNDS = 4;

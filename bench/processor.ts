@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../src/clock.ts';
 import { parseConfig } from '../src/config.ts';
-import { openDatabase } from '../src/database/open.ts';
+import { openDatabase } from '../src/sqlite/open.ts';
 import { loadFhirAuthSettings, type FhirAuthSettings } from '../src/emr/fhir/auth/index.ts';
 import { generateClientKey, jwksOf, writePrivateKey } from '../src/emr/fhir/auth/keys.ts';
 import { createFhirEmr } from '../src/emr/fhir/index.ts';
@@ -29,28 +29,10 @@ import { createSqliteProcessorStores } from '../src/storage/sqlite/processor-sto
 import { benchPostgresProcessors } from './processor-postgres.ts';
 import { startChild, type Child } from './support/child.ts';
 import { drainMetrics, drainWithLoops } from './support/drain.ts';
-import { appointmentEvent } from './support/events.ts';
+import { medianRun, type Run, total, type Workload, WORKLOAD, workloadEvents } from './support/processor-workload.ts';
 
-/** The workload: `appointments` appointments with `eventsPer` events each, stored interleaved (as they arrive). */
-export interface Workload {
-  appointments: number;
-  eventsPer: number;
-}
-export const WORKLOAD: Workload = { appointments: 200, eventsPer: 10 };
 const BACKLOG: Workload = { appointments: 2_000, eventsPer: 20 };
-const TYPES = ['appointment.created', 'appointment.rescheduled', 'appointment.payment_updated'];
 
-/** The workload's events in the order they are stored: each round of events over every appointment. */
-export function* workloadEvents(workload: Workload, prefix = ''): Generator<Record<string, unknown>> {
-  for (let e = 0; e < workload.eventsPer; e++)
-    for (let a = 0; a < workload.appointments; a++)
-      yield appointmentEvent({
-        appointmentId: `${prefix}apt_${a}`,
-        eventType: TYPES[Math.min(e, 2)]!,
-        occurredAt: new Date(Date.UTC(2026, 0, 1, 0, e)).toISOString(),
-        startsAt: new Date(Date.UTC(2026, 1, 1, e)).toISOString(),
-      });
-}
 /** Runs of the in-process workload; the median is the baseline (the first runs are the JIT's warm-up). */
 const MEMORY_ROUNDS = 5;
 /** Issue 14's targets: events/s with the in-process EMR, and the backlog's rate over it ("no slower per event";
@@ -60,14 +42,6 @@ const BACKLOG_TARGET = 0.9;
 /** Rounds of none/smart against the FHIR servers, in alternating order (none first, then smart first, ...). */
 const FHIR_ROUNDS = 4;
 const SMART_CLIENT_ID = 'emr-bridge';
-
-export interface Run {
-  applied: number;
-  seconds: number;
-  rate: number;
-  /** CPU of this process and of the FHIR server process, in µs: steadier than throughput on a shared machine. */
-  cpuUs: number;
-}
 
 /** CPU time a process has used so far (user + system), in µs. */
 function processCpuUs(pid: number): number {
@@ -122,15 +96,6 @@ export async function measure(emr: EmrPort, dir: string, name: string, prefix = 
   if (dead > 0) throw new Error(`${name}: ${dead} events became dead letters; the rate would mean nothing`);
   return { applied, seconds, rate: applied / seconds, cpuUs };
 }
-
-/** The run of median rate (the lower middle one of an even number). */
-export const medianRun = (runs: Run[]): Run => [...runs].sort((a, b) => a.rate - b.rate)[Math.floor((runs.length - 1) / 2)]!;
-
-export const total = (runs: Run[]): Run => {
-  const applied = runs.reduce((n, r) => n + r.applied, 0);
-  const seconds = runs.reduce((n, r) => n + r.seconds, 0);
-  return { applied, seconds, rate: applied / seconds, cpuUs: runs.reduce((n, r) => n + r.cpuUs, 0) };
-};
 
 export async function benchProcessor(): Promise<{ rows: Record<string, string | number>[]; ok: boolean }> {
   const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-bench-processor-'));

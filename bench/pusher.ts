@@ -23,7 +23,7 @@ import pg from 'pg';
 import { request } from 'undici';
 import { systemClock } from '../src/clock.ts';
 import { parseConfig } from '../src/config.ts';
-import { openDatabase } from '../src/database/open.ts';
+import { openDatabase } from '../src/sqlite/open.ts';
 import type { EmrDocument } from '../src/emr/port.ts';
 import { createMemoryEmr } from '../src/emr/memory/index.ts';
 import { silentLogger } from '../src/logger.ts';

@@ -3,7 +3,21 @@
 // named with the closest known setting. Pure: config.ts passes the names in.
 
 /** The prefixes of emr-bridge's settings. */
-export const SETTING_PREFIXES = ['SERVICE_', 'FHIR_', 'HL7_', 'EMR_', 'ADMIN_', 'PROCESSOR_', 'PUSHER_', 'WEBHOOK_', 'RETENTION_', 'SIMULATOR_', 'DATABASE_', 'DATA_', 'LOG_'];
+export const SETTING_PREFIXES = [
+  'SERVICE_',
+  'FHIR_',
+  'HL7_',
+  'EMR_',
+  'ADMIN_',
+  'PROCESSOR_',
+  'PUSHER_',
+  'WEBHOOK_',
+  'RETENTION_',
+  'SIMULATOR_',
+  'DATABASE_',
+  'DATA_',
+  'LOG_',
+];
 
 /**
  * Variables an orchestrator adds by itself (Kubernetes service links: FHIR_SERVICE_HOST, FHIR_PORT=tcp://…):

@@ -18,7 +18,7 @@ export const LAYERS: readonly Layer[] = [
   { name: 'mechanisms', members: ['sqlite', 'migration-files', 'work', 'http', 'openapi'] },
   { name: 'storage', members: ['storage'] },
   { name: 'services', members: ['access', 'audit', 'inbox', 'status', 'metrics', 'service-client'] },
-  { name: 'stand-ins', members: ['fhir-server', 'simulator', 'replay'] },
+  { name: 'stand-ins', members: ['fhir-server', 'hl7-emr', 'simulator', 'replay'] },
   { name: 'emr', members: ['emr'] },
   { name: 'config', members: ['config'] },
   { name: 'parts', members: ['app', 'receiver', 'mappings', 'processor', 'pusher'] },

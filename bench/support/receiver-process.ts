@@ -7,8 +7,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock } from '../../src/clock.ts';
-import { openDatabase } from '../../src/database/open.ts';
-import { createApp } from '../../src/http/app.ts';
+import { openDatabase } from '../../src/sqlite/open.ts';
+import { createApp } from '../../src/app/app.ts';
 import { createInbox } from '../../src/inbox/inbox.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { createMetrics } from '../../src/metrics/metrics.ts';

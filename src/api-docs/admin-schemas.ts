@@ -146,6 +146,17 @@ export const adminSchemas = {
           since: iso.describe('When it entered its current state.'),
         }),
       ),
+      capabilities: z
+        .strictObject({
+          emr: z.strictObject({
+            protocol: z.string().describe('EMR_PROTOCOL: fhir or hl7v2 (passed-in for an EMR port given to the runtime).'),
+            documentOutcomes: z
+              .enum(['emr', 'adapter'])
+              .describe("Where a document's final status goes: written back to the EMR (FHIR: a Communication), or kept in the adapter only (HL7 v2)."),
+            documents: z.enum(['scanned', 'pushed']).describe('How documents reach the adapter: scanned in the EMR on a schedule, or pushed by the EMR.'),
+          }),
+        })
+        .optional(),
     }),
   ),
   eventStatus: named('EventStatus', eventStatus),

@@ -7,7 +7,7 @@ export type EmrErrorCode =
   | 'emr_unavailable'
   /**
    * The EMR cannot be reached at all (its MLLP listener refuses or never answers a connection): an incident,
-   * waited out without spending budgets or making dead letters, as CONTRACT section 6 asks of an HL7 v2 EMR.
+   * waited out without spending budgets or making dead letters, as docs/connecting-an-hl7-emr.md asks of an HL7 v2 EMR.
    */
   | 'emr_unreachable'
   /** The EMR refused this one call (another 4xx). Retrying it will not help. */

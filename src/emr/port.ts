@@ -154,6 +154,11 @@ export interface EmrPort {
    * 'pushed', through EmrInbound.documentPushed (listDocumentsChangedSince then finds nothing).
    */
   readonly documentSource?: 'scanned' | 'pushed';
+  /**
+   * Whether recordDocumentOutcome reaches the EMR ('emr', the default) or the EMR has no place for it and the
+   * final status stays in the adapter ('adapter'): GET /admin/status says which.
+   */
+  readonly documentOutcomes?: 'emr' | 'adapter';
   /** Opens what the port holds (connections, a listener for what the EMR pushes); before any other call. */
   start?(inbound: EmrInbound): Promise<void>;
   /**

@@ -163,7 +163,15 @@ export function appDependencies(
       ...parts.emrRouters,
     ],
     adminRouters: [
-      createStatusAdminRouter({ status, database: inbox }),
+      createStatusAdminRouter({
+        status,
+        database: inbox,
+        emr: {
+          protocol: opts.emr ? 'passed-in' : config.emr.protocol,
+          documentOutcomes: parts.emr.documentOutcomes ?? 'emr',
+          documents: parts.emr.documentSource ?? 'scanned',
+        },
+      }),
       createProcessorAdminRouter({
         deadLetters: parts.workers.processorStores.deadLetters,
         events: parts.workers.processorStores.events,

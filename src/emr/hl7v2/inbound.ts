@@ -1,4 +1,4 @@
-// What the adapter's MLLP listener does with a message from the EMR (CONTRACT section 6): its ADT and SIU
+// What the adapter's MLLP listener does with a message from the EMR (docs/connecting-an-hl7-emr.md): its ADT and SIU
 // feeds name the EMR's ids for records the adapter sent (the mapping, posted to the service once); its MDM and
 // ORU messages bring documents for the pusher's outbox (an MDM^T11 cancels one not yet sent). A message is
 // acknowledged AA only once what it brought is committed; one taken before (same MSH-3, MSH-4, MSH-10) is
@@ -26,6 +26,12 @@ export interface InboundDeps {
 }
 
 const IDENTITY_TYPES = /^(ADT\^(A01|A04|A08|A28|A31)|SIU\^(S12|S13|S14))$/;
+/**
+ * A cancellation in the EMR's SIU feed names no id the adapter needs (the appointment was mapped when it was
+ * booked) and the service takes no cancellation from an EMR: taken, acknowledged, nothing to do. Refusing it
+ * would only park it in the engine's error queue, or hold the feed behind it.
+ */
+const NOTHING_TO_DO = /^SIU\^S15$/;
 const DOCUMENT_TYPES = /^(MDM\^T(02|04|08|10|11)|ORU\^R01)$/;
 
 type Outcome = { ok: true } | { ok: false; refusal: Refusal };
@@ -84,6 +90,7 @@ export function createInboundHandler(deps: InboundDeps): (message: Hl7Message) =
     const type = messageType(message);
     let outcome: Outcome;
     if (IDENTITY_TYPES.test(type)) outcome = await identity(message, inbound);
+    else if (NOTHING_TO_DO.test(type)) outcome = ok;
     else if (DOCUMENT_TYPES.test(type)) outcome = await document(message, inbound);
     else
       outcome = {

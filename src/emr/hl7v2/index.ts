@@ -90,6 +90,7 @@ export async function createHl7Emr(opts: Hl7EmrOptions): Promise<Hl7Emr> {
     listenerUrl: `${tls ? 'mllps' : 'mllp'}://${listenHost.includes(':') ? `[${listenHost}]` : listenHost}:${listener.port}`,
     refs: hl7RecordRefs,
     documentSource: 'pushed',
+    documentOutcomes: 'adapter',
     async start(given) {
       inbound = given;
     },

@@ -1,4 +1,4 @@
-// The port's writes as HL7 v2 messages (CONTRACT section 6): a patient's first snapshot an ADT^A28 (or A04),
+// The port's writes as HL7 v2 messages (docs/connecting-an-hl7-emr.md): a patient's first snapshot an ADT^A28 (or A04),
 // a change of name or phone an A31 (or A08); an appointment's creation an SIU^S12, a new time an S13, a new
 // status or payment an S14, a cancellation an S15. The EMR names its ids later (./inbound.ts), so every claim
 // answers the port's handle (pending). What the port must remember across restarts and replicas is kept in its
@@ -55,7 +55,12 @@ export function createOutbound(deps: OutboundDeps): Outbound {
   const doctors = new Map<string, PractitionerInput>();
   const locations = new Map<string, LocationInput>();
 
-  const header = (purpose: string): HeaderContext => ({ ...settings.header, assigningAuthority: settings.assigningAuthority, controlId: controlIdFor(purpose), now: deps.now() });
+  const header = (purpose: string): HeaderContext => ({
+    ...settings.header,
+    assigningAuthority: settings.assigningAuthority,
+    controlId: controlIdFor(purpose),
+    now: deps.now(),
+  });
   const pending = (entityType: 'patient' | 'appointment' | 'doctor' | 'location', serviceId: string, created: boolean): EmrRecord => ({
     id: handleOf(entityType, serviceId),
     created,
@@ -113,7 +118,9 @@ export function createOutbound(deps: OutboundDeps): Outbound {
       patients.set(p.serviceId, p);
       // The EMR's own patient keeps what the EMR has: a snapshot does not rename it (as with FHIR).
       if (await deps.state().get(KEYS.emrOwned(p.serviceId))) return { differences: [] };
-      const digest = createHash('sha256').update(JSON.stringify([p.name, p.phone])).digest('base64url');
+      const digest = createHash('sha256')
+        .update(JSON.stringify([p.name, p.phone]))
+        .digest('base64url');
       await sendPatient('changed', p, `patient-change:${p.serviceId}:${digest}`, (await patientFor(id)).mrn);
       return { differences: [] };
     },

@@ -1,4 +1,4 @@
-// One message to the EMR and what its acknowledgment means for the port (CONTRACT section 6): AA/CA done;
+// One message to the EMR and what its acknowledgment means for the port (docs/connecting-an-hl7-emr.md): AA/CA done;
 // AE/CE a refusal of that message (emr_rejected: the event becomes a dead letter holding the ERR text);
 // AR/CR, no answer in time or a closed connection an outage (emr_unavailable: the same message, the same
 // MSH-10, is sent again with backoff); a listener that cannot be reached at all an EMR-wide incident

@@ -1,4 +1,4 @@
-// The HL7 v2 module's settings (HL7_*, CONTRACT section 6): their schema, checked with every other setting
+// The HL7 v2 module's settings (HL7_*, docs/connecting-an-hl7-emr.md): their schema, checked with every other setting
 // before anything is written, and the rules of an EMR reached over MLLP (TLS in production, loopback
 // excepted; the files TLS needs named together). Pure, like config.ts: files are read by the module's prepare().
 import { resolve } from 'node:path';
@@ -108,7 +108,9 @@ export function hl7SettingsFrom(raw: Hl7Raw, ctx: EmrSettingsContext, problems: 
 /** The listener's certificate and key go together; a CA alone is for checking the EMR's (mllps://). */
 function tlsFiles(raw: Hl7Raw, problems: string[]): Hl7TlsFiles {
   if (Boolean(raw.HL7_TLS_CERT_PATH) !== Boolean(raw.HL7_TLS_KEY_PATH))
-    problems.push(`${raw.HL7_TLS_CERT_PATH ? 'HL7_TLS_KEY_PATH' : 'HL7_TLS_CERT_PATH'}: required with ${raw.HL7_TLS_CERT_PATH ? 'HL7_TLS_CERT_PATH' : 'HL7_TLS_KEY_PATH'} (the listener's certificate and its key)`);
+    problems.push(
+      `${raw.HL7_TLS_CERT_PATH ? 'HL7_TLS_KEY_PATH' : 'HL7_TLS_CERT_PATH'}: required with ${raw.HL7_TLS_CERT_PATH ? 'HL7_TLS_CERT_PATH' : 'HL7_TLS_KEY_PATH'} (the listener's certificate and its key)`,
+    );
   return {
     ...(raw.HL7_TLS_CERT_PATH ? { certPath: resolve(raw.HL7_TLS_CERT_PATH) } : {}),
     ...(raw.HL7_TLS_KEY_PATH ? { keyPath: resolve(raw.HL7_TLS_KEY_PATH) } : {}),
@@ -123,5 +125,7 @@ function productionRules(raw: Hl7Raw, listenHost: string, tls: Hl7TlsFiles, ctx:
     problems.push('HL7_SEND_URL: must be mllps:// (TLS) with NODE_ENV=production (loopback excepted)');
   const loopbackListener = ctx.isLoopback(`http://${listenHost.includes(':') ? `[${listenHost}]` : listenHost}`);
   if (!loopbackListener && !tls.certPath)
-    problems.push('HL7_TLS_CERT_PATH: the listener takes patient data over TLS with NODE_ENV=production (set it and HL7_TLS_KEY_PATH), unless HL7_LISTEN_HOST is loopback');
+    problems.push(
+      'HL7_TLS_CERT_PATH: the listener takes patient data over TLS with NODE_ENV=production (set it and HL7_TLS_KEY_PATH), unless HL7_LISTEN_HOST is loopback',
+    );
 }

@@ -14,7 +14,10 @@ import type { ClaimedKind, DocumentSeed, FailingEmr, HeldAppointment, HeldPatien
 /** What the suite needs besides the port, arranged and read in the EMR itself, never through the port under test. */
 export interface PushedEmrHarness {
   emr: EmrPort;
-  /** Lets the EMR send what it has to send now (its feed) and resolves once the inbound has had all of it. */
+  /**
+   * Lets the EMR send what it has to send now (its feed) and resolves once the inbound has had all of it, or,
+   * while the inbound refuses, once the EMR has tried (it keeps what was refused for later).
+   */
   settle(): Promise<void>;
   countByServiceId(kind: ClaimedKind, serviceId: string): Promise<number>;
   /** The patient with this EMR id (its own, as named through the inbound). */
@@ -123,26 +126,29 @@ export function describePushedEmrPort(name: string, makeEmr: () => Promise<Pushe
       expect(await h.countByServiceId('patient', patient.serviceId)).toBe(1);
     });
 
-    it('makes one record for a serviceId claimed many times at once, and names it once', async () => {
-      const location = { serviceId: sid('loc'), name: 'Busy Room' };
-      const claims = await Promise.all(Array.from({ length: 6 }, () => emr.ensureLocation(location)));
+    // As in describe-emr-port.ts: the processor never claims one serviceId twice at once (a lock per entity).
+    it('makes one record for a serviceId claimed again and again, and names it once', async () => {
+      const patient = { serviceId: sid('pat'), name: 'Busy Patient', phone: phone() };
+      const claims = [];
+      for (let i = 0; i < 4; i++) claims.push(await emr.ensurePatient(patient));
       expect(claims.filter((c) => c.created)).toHaveLength(1);
       expect(new Set(claims.map((c) => c.id)).size).toBe(1);
       await h.settle();
-      expect(idOf('location', location.serviceId)).toHaveLength(1);
-      expect(await h.countByServiceId('location', location.serviceId)).toBe(1);
+      expect(idOf('patient', patient.serviceId)).toHaveLength(1);
+      expect(await h.countByServiceId('patient', patient.serviceId)).toBe(1);
     });
 
     it("applies an appointment's changes by its handle before the EMR named it, and by the EMR's id after", async () => {
       const input = await appointment();
       const claimed = await emr.ensureAppointment(input);
       expect(claimed.pending).toBe(true);
-      await emr.updateAppointment(claimed.id, { ...input, status: 'Pending', startsAt: '2026-03-02T09:00:00.000Z' });
+      const moved = { startsAt: '2026-03-02T09:00:00.000Z', startsAtLocal: '2026-03-02T10:00:00.000+01:00' };
+      await emr.updateAppointment(claimed.id, { ...input, ...moved, status: 'Pending', occurredAt: '2026-02-15T11:00:00.000Z' });
       await h.settle();
       const [named] = idOf('appointment', input.serviceId);
       expect(named).toBeDefined();
       expect(await h.readAppointment(named!.emrId)).toMatchObject({ startsAt: '2026-03-02T09:00:00.000Z', cancelled: false });
-      await emr.updateAppointment(named!.emrId, { ...input, status: 'Cancelled', startsAt: '2026-03-02T09:00:00.000Z' });
+      await emr.updateAppointment(named!.emrId, { ...input, ...moved, status: 'Cancelled', occurredAt: '2026-02-15T12:00:00.000Z' });
       await h.settle();
       expect(await h.readAppointment(named!.emrId)).toMatchObject({ cancelled: true });
       expect(await h.countByServiceId('appointment', input.serviceId)).toBe(1);
@@ -199,11 +205,13 @@ export function describePushedEmrPort(name: string, makeEmr: () => Promise<Pushe
       expect(inbound.documents.filter((d) => d.id === id)).toHaveLength(1);
     });
 
-    it('fails a claim as an outage (retryable, not an incident) while the EMR cannot be reached', async () => {
+    // Whether an unreachable EMR is an outage or an EMR-wide incident is the module's rule (HL7 v2: an incident).
+    it('fails a claim as retryable, never a refusal, while the EMR cannot be reached', async () => {
       const failing = await h.unreachable();
       try {
         const err = await failing.emr.ensurePatient({ serviceId: sid('pat'), name: 'Unreached', phone: phone() }).catch((e: unknown) => e);
-        expect(err).toMatchObject({ retryable: true, incident: false });
+        expect(err).toMatchObject({ retryable: true });
+        expect((err as { code: string }).code).not.toBe('emr_rejected');
       } finally {
         await failing.end();
       }

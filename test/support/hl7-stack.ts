@@ -1,0 +1,71 @@
+// The whole system on loopback with an HL7 v2 EMR, for end-to-end tests: the real simulator, the bundled HL7
+// EMR over real MLLP (acknowledging, assigning MRNs and filler ids, sending its ADT/SIU feeds and documents to
+// the adapter's listener), and the real adapter with EMR_PROTOCOL=hl7v2, wired by a clinic, a key and a
+// subscription as test/support/stack.ts wires the FHIR stack.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { systemClock, type Clock } from '../../src/clock.ts';
+import { parseConfig } from '../../src/config.ts';
+import { startHl7Emr } from '../../src/hl7-emr/server.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
+import { startSimulatorServer } from '../../src/simulator/server.ts';
+import { ADMIN, freePort, json } from './stack.ts';
+
+export async function startHl7Stack(opts: { clinic?: Record<string, unknown>; settings?: Record<string, string> } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-e2e-hl7-'));
+  const sim = await startSimulatorServer({ logger: silentLogger() });
+  const clock: Clock = { now: () => systemClock.now() + sim.simulator.clock.offsetMs() };
+  const [port, listenPort] = [await freePort(), await freePort()];
+  const emr = await startHl7Emr({ port: 0, notify: `mllp://127.0.0.1:${listenPort}`, retry: { baseMs: 50, maxMs: 500 }, clock, logger: silentLogger() });
+  const clinicId = (await json<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, opts.clinic ?? {})).body.clinicId;
+  const key = (await json<{ key: string }>('POST', `${sim.url}/_sim/keys`, { clinicId, mode: 'live' })).body.key;
+  const sub = (
+    await json<{ id: string; keyId: string; signingSecret: string }>('POST', `${sim.url}/_sim/subscriptions`, {
+      clinicId,
+      url: `http://127.0.0.1:${port}/webhooks/service`,
+    })
+  ).body;
+  const config = parseConfig({
+    PORT: String(port),
+    DATA_DIR: dir,
+    SERVICE_BASE_URL: sim.url,
+    SERVICE_API_KEY: key,
+    SERVICE_KEY_ID: sub.keyId,
+    SERVICE_SIGNING_SECRETS: sub.signingSecret,
+    EMR_PROTOCOL: 'hl7v2',
+    HL7_SEND_URL: emr.url,
+    HL7_LISTEN_HOST: '127.0.0.1',
+    HL7_LISTEN_PORT: String(listenPort),
+    HL7_ACK_TIMEOUT_MS: '1000',
+    ADMIN_TOKEN: ADMIN,
+    PROCESSOR_POLL_MS: '50',
+    PROCESSOR_BACKOFF_BASE_MS: '100',
+    PROCESSOR_BACKOFF_MAX_MS: '1000',
+    PUSHER_BACKOFF_BASE_MS: '100',
+    PUSHER_BACKOFF_MAX_MS: '1000',
+    SERVICE_TIMEOUT_MS: '2000',
+    ...opts.settings,
+  });
+  const adapter: RunningAdapter = await startAdapter({ config, logger: silentLogger(), clock });
+  return {
+    dir,
+    sim,
+    emr,
+    clinicId,
+    adapter,
+    simPost: <T = Record<string, unknown>>(path: string, body: unknown = {}) => json<T>('POST', `${sim.url}${path}`, body),
+    simGet: <T = unknown>(path: string) => json<T>('GET', `${sim.url}${path}`),
+    admin: <T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown) =>
+      json<T>(method, `${adapter.url}/admin${path}`, body, { authorization: `Bearer ${ADMIN}` }),
+    async close() {
+      await adapter.close();
+      await emr.close();
+      await sim.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type Hl7Stack = Awaited<ReturnType<typeof startHl7Stack>>;

@@ -6,12 +6,15 @@
 // kept for its exact check of every acknowledged eventId. receiver-profile: serve's CPU profile under wrk.
 // receiver-postgres: serve on PostgreSQL (one and two replicas, fsync on) against serve on SQLite, under wrk
 // (./receiver-postgres.ts). The processor part runs the same workload on PostgreSQL with one and two processors.
+// hl7: the adapter on an HL7 v2 EMR (the bundled one) against a bare MLLP client, MDM documents, and memory
+// over many 1 MB documents (./hl7.ts).
 import { benchReceiver } from './receiver.ts';
 import { benchReceiverPostgres } from './receiver-postgres.ts';
 import { benchReceiverWrk } from './receiver-wrk.ts';
 import { benchSimulatorDeliveries } from './simulator-deliveries.ts';
 import { benchProcessor } from './processor.ts';
 import { benchPusher } from './pusher.ts';
+import { benchHl7 } from './hl7.ts';
 import { WrkMissingError } from './wrk/run-wrk.ts';
 
 type Bench = () => Promise<{ rows: Record<string, string | number>[]; ok?: boolean }>;
@@ -25,6 +28,7 @@ const benches: Record<string, Bench> = {
   processor: benchProcessor,
   pusher: benchPusher,
   'fhir-server': async () => (await import('./fhir-server.ts')).benchFhirServer(),
+  hl7: benchHl7,
 };
 
 const OPT_IN = new Set(['receiver-node', 'receiver-profile']);

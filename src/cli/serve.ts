@@ -79,9 +79,9 @@ export function bannerLines(a: BannerView, config: Config): string[] {
   if (!a.clinicId) return lines;
   lines.push(
     '',
-    '  Try it: create an appointment in the simulator, then see it arrive in FHIR:',
+    '  Try it: create an appointment in the simulator, then see it arrive in the EMR:',
     `    curl -s -X POST ${a.serviceUrl}/_sim/appointments -H 'content-type: application/json' -d '{"clinicId":"${a.clinicId}"}'`,
-    `    sleep 1; npx emr-bridge fhir-get 'Appointment?_count=10'   (the FHIR server wants a SMART sign-in, as a hospital's does)`,
+    ...(a.emr?.tryIt ?? []).map((line) => `    ${line}`),
     '  Replay the QA samples (in another terminal): npx emr-bridge replay samples --fresh-ids',
     '',
   );

@@ -84,14 +84,19 @@ export const SPECS = {
       host: hostOption,
       notify: { type: 'string', value: 'URL', help: 'mllp://host:port to send its ADT/SIU notifications and filed documents to', default: 'none sent' },
       'control-port': { type: 'string', value: 'N', help: 'port of its HTTP control API (/_emr/: patients, appointments, documents, faults)', default: 'none' },
-      'data-file': { type: 'string', value: 'FILE', help: 'JSON-lines file: patients, appointments, unsent messages kept across restarts', default: 'in memory' },
+      'data-file': {
+        type: 'string',
+        value: 'FILE',
+        help: 'JSON-lines file: patients, appointments, unsent messages kept across restarts',
+        default: 'in memory',
+      },
     },
     notes: ["The service's ids travel under HL7_ASSIGNING_AUTHORITY (default SERVICE); its own MRNs and filler ids under HOSPITAL."],
   },
   replay: {
     name: 'replay',
     args: '<file|folder>...',
-    summary: 'signs sample payloads and posts them to a receiver; compares outcomes with expectations',
+    summary: 'signs sample payloads and posts them to a receiver; compares outcomes with expectations; sends .hl7 samples over MLLP',
     options: {
       to: { type: 'string', value: 'URL', help: 'the receiver to post to', default: "the running adapter's /webhooks/service" },
       secret: {
@@ -105,7 +110,19 @@ export const SPECS = {
       'fresh-ids': { type: 'boolean', help: 'give every event a new eventId (and document a new externalId), so a replay is not a duplicate' },
       concurrency: { type: 'string', value: 'N', help: "entities replayed at once (each entity's events stay in file order)", default: '4' },
       ...adminOptions,
+      mllp: {
+        type: 'string',
+        value: 'URL',
+        help: 'mllp://host:port (or mllps://) the .hl7 samples go to, one message at a time',
+        default: "with EMR_PROTOCOL=hl7v2, the adapter's listener: mllp://127.0.0.1:<HL7_LISTEN_PORT>",
+      },
     },
+    notes: [
+      '.hl7 files go over MLLP, one message at a time, byte for byte as the file has them (LF line ends become CR);',
+      'each prints its MSH-9, MSH-10 and acknowledgment code (with the ERR text when not AA). With no listener to send',
+      'to (no --mllp, not EMR_PROTOCOL=hl7v2), those found in a folder are left out. Exit 0 only when every JSON',
+      'sample matched and every HL7 message was acknowledged AA.',
+    ],
   },
   push: {
     name: 'push',

@@ -35,6 +35,8 @@ export interface EmrSummary {
   detail: string;
   /** What the bundled stand-in is called, when one runs (`FHIR server`). */
   standIn?: string;
+  /** The banner's "try it" lines: how a person sees what reached this EMR. */
+  tryIt?: string[];
 }
 
 export interface RunningEmr {

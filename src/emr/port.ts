@@ -174,7 +174,7 @@ export interface EmrPort {
    * snapshot's name and phone; a record the EMR owns (anything the adapter did not create) keeps its
    * name, birth date and phone, and the fields that differ are returned (never their values).
    */
-  updatePatient(id: string, input: PatientInput): Promise<PatientUpdate>;
+  updatePatient(id: string, input: PatientInput & { occurredAt?: string }): Promise<PatientUpdate>;
   /**
    * Marks an existing patient record with the service's id: a patient the service first met through a
    * document sent for it. Idempotent.

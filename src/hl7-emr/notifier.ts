@@ -41,16 +41,27 @@ export function startNotifier(opts: NotifierOptions): Notifier {
       wake = resolve;
     });
 
+  // Hl7Client.close() must not run twice at once: the second strips the socket's listeners, and the first
+  // then waits for a 'close' it will never hear. Every close goes through here, one at a time.
+  let closing: Promise<void> | undefined;
+  const dropConnection = (): Promise<void> =>
+    (closing ??= client
+      .close()
+      .catch(() => undefined)
+      .finally(() => {
+        closing = undefined;
+      }));
+
   /** Sends `m` and resolves when it is acknowledged AA; throws otherwise. */
   async function deliver(m: QueuedMessage): Promise<void> {
-    const connection = await client.connect();
     let ack: Hl7Message;
     try {
+      const connection = await unlessStopped(client.connect(), stopping.signal);
       if (connection.isClosed()) throw new Error('connection closed');
       ack = await acknowledgment(connection, Hl7Message.parse(m.text), ackTimeoutMs, stopping.signal);
     } catch (err) {
-      // No answer, or the line broke: this connection is done with.
-      await client.close().catch(() => undefined);
+      // Not connected, no answer, or the line broke: this connection is done with.
+      await dropConnection();
       throw err;
     }
     const code = componentOf(ack.getSegment('MSA')?.getField(1), 1);
@@ -92,10 +103,20 @@ export function startNotifier(opts: NotifierOptions): Notifier {
     async close() {
       stopping.abort();
       wake?.();
-      await client.close().catch(() => undefined);
       await running;
+      await dropConnection();
     },
   };
+}
+
+/** `p`, unless `signal` aborts first (then a rejection). */
+function unlessStopped<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(new Error('stopping'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** The acknowledgment of `msg` on `connection`: rejects on timeout, on the connection closing, or on stop. */

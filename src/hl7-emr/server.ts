@@ -9,7 +9,7 @@ import type { Hl7Message } from '@medplum/core';
 import { systemClock, toIso, type Clock } from '../clock.ts';
 import { ValidationError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { buildAck } from './ack.ts';
+import { buildAck, type Refusal } from './ack.ts';
 import { type ControlTarget, createControlApp } from './control-api.ts';
 import { createDocumentFiler, type DocumentTypeCodes } from './documents.ts';
 import { createFaultSwitch, type FaultSwitch } from './faults.ts';
@@ -84,7 +84,7 @@ async function handle(h: Handling, msg: Hl7Message): Promise<Hl7Message | undefi
   const fault = h.faults.take();
   const record = (ack: AckCode | 'none', duplicate: boolean) =>
     h.state.recordReceived({ type: trigger ? `${type}^${trigger}` : type, controlId, at: toIso(at), ack, duplicate });
-  const ack = (code: AckCode, refusal?: Parameters<typeof buildAck>[0]['refusal']) =>
+  const ack = (code: AckCode, refusal?: Refusal) =>
     buildAck({ received: msg, code, ...(refusal ? { refusal } : {}), controlId: h.nextControlId(), at: h.clock.now() });
   if (fault?.mode === 'AE' || fault?.mode === 'AR') {
     record(fault.mode, false);

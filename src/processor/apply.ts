@@ -89,7 +89,7 @@ async function applyPatientSnapshot(
     if (applied !== undefined && occurredAt < applied.occurredAt) return record.id;
     const digest = hash('sha256', JSON.stringify([input.name, input.phone]), 'base64url');
     // A record the EMR owns keeps its name and phone; the EMR port reports (and logs) what differs.
-    if (!record.isNew && applied?.hash !== digest) await deps.emr.updatePatient(record.id, input);
+    if (!record.isNew && applied?.hash !== digest) await deps.emr.updatePatient(record.id, { ...input, occurredAt });
     // Noted once the EMR has it, before the section ends, so the next section of this patient sees it; it is
     // also written with the event's applied mark.
     const version = { occurredAt, hash: digest };

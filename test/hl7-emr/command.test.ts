@@ -3,6 +3,8 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../bench/support/child.ts';
+import { main } from '../../src/cli/main.ts';
+import { captureOutput } from '../support/captured-output.ts';
 import { ackCode, adt, clientOf, send, waitFor } from './support.ts';
 
 describe('emr-bridge hl7-emr', () => {
@@ -29,4 +31,16 @@ describe('emr-bridge hl7-emr', () => {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
     }
   }, 30_000);
+
+  it.each([
+    ['--notify', 'http://127.0.0.1:2575'],
+    ['--notify', 'mllp://127.0.0.1'],
+    ['--control-port', 'x'],
+    ['--port', '70000'],
+  ])('refuses %s %s with the usage, exit 2', async (option, value) => {
+    const res = await captureOutput(() => main(['hl7-emr', option, value]));
+    expect(res.code).toBe(2);
+    expect(res.err).toContain(option);
+    expect(res.err).toContain('usage: emr-bridge hl7-emr');
+  });
 });

@@ -23,7 +23,12 @@ const MSH = (type: string, id: string) => `MSH|^~\\&|EMR-BRIDGE|SERVICE|EMR|HOSP
 export function adt(trigger: string, p: { id?: string; serviceId?: string; name?: string; phone?: string; authority?: string }): Hl7Message {
   const pid3 = p.serviceId ? `${p.serviceId}^^^${p.authority ?? 'SERVICE'}^PI` : '';
   return Hl7Message.parse(
-    [MSH(`ADT^${trigger}^ADT_A05`, p.id ?? controlId()), `EVN|${trigger}|20260115100000+0000`, `PID|1||${pid3}||${p.name ?? 'Doe^Jane'}||||||||${p.phone ?? '+15550100001'}`, 'PV1|1|N'].join('\r'),
+    [
+      MSH(`ADT^${trigger}^ADT_A05`, p.id ?? controlId()),
+      `EVN|${trigger}|20260115100000+0000`,
+      `PID|1||${pid3}||${p.name ?? 'Doe^Jane'}||||||||${p.phone ?? '+15550100001'}`,
+      'PV1|1|N',
+    ].join('\r'),
   );
 }
 
@@ -56,7 +61,8 @@ export const field = (msg: Hl7Message, segment: string, n: number): string => ms
 export const ackCode = (ack: Hl7Message): string => field(ack, 'MSA', 1);
 
 export async function startEmr(opts: Partial<Hl7EmrOptions> = {}): Promise<RunningHl7Emr> {
-  const emr = await startHl7Emr({ logger: silentLogger(), ackTimeoutMs: 1_000, retry: { baseMs: 20, maxMs: 200 }, ...opts });
+  // A generous acknowledgment timeout: on a busy machine a short one resends what was already taken.
+  const emr = await startHl7Emr({ logger: silentLogger(), ackTimeoutMs: 5_000, retry: { baseMs: 20, maxMs: 200 }, ...opts });
   cleanups.push(() => emr.close());
   return emr;
 }
@@ -68,8 +74,22 @@ export function clientOf(emr: { port: number }): Hl7Client {
   return client;
 }
 
-/** Sends and waits for the acknowledgment (rejects after `timeoutMs`). */
-export const send = (client: Hl7Client, msg: Hl7Message, timeoutMs = 3_000): Promise<Hl7Message> => client.sendAndWait(msg, { timeoutMs });
+/**
+ * Sends and waits for the acknowledgment; rejects (`timed out`) after `timeoutMs`. The timer is ours, not
+ * sendAndWait's timeoutMs: that one is not cleared when the answer comes and would outlive the test.
+ */
+export async function send(client: Hl7Client, msg: Hl7Message, timeoutMs = 3_000): Promise<Hl7Message> {
+  const answer = client.sendAndWait(msg);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([answer, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export type TargetAnswer = 'AA' | 'AE' | 'AR' | 'none';
 
@@ -109,7 +129,13 @@ export async function startTarget(port = 0): Promise<NotifyTarget> {
       if (code !== 'none') connection.send(message.buildAck({ ackCode: code }));
     });
   });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   target.port = (server.address() as AddressInfo).port;
   target.url = `mllp://127.0.0.1:${target.port}`;
   let closed = false;

@@ -70,6 +70,9 @@ export const fhirModule: EmrModule<'fhir'> = {
           address: baseUrl,
           detail: `${bundled ? 'bundled FHIR server' : 'real'}, sign-in: ${auth.mode}`,
           ...(bundled ? { standIn: 'FHIR server' } : {}),
+          tryIt: [
+            "see it arrive in FHIR: sleep 1; npx emr-bridge fhir-get 'Appointment?_count=10'   (the FHIR server wants a SMART sign-in, as a hospital's does)",
+          ],
         },
         async close() {
           await port.close();

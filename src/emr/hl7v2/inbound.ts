@@ -5,6 +5,7 @@
 // acknowledged AA again and not acted on twice; one it cannot use gets AE with an ERR naming the field; the
 // adapter's own store failing gets AR (the listener's answer to a throw), so the EMR sends it again.
 import type { Hl7Message } from '@medplum/core';
+import type { Logger } from '../../logger.ts';
 import type { EmrInbound } from '../port.ts';
 import { buildAck } from './messages/ack.ts';
 import { readDocument } from './messages/document.ts';
@@ -23,6 +24,8 @@ export interface InboundDeps {
   inbound(): EmrInbound | undefined;
   cancelDocument: CancelDocument;
   now(): number;
+  /** Identifiers only: the message type, MSH-10 and the field refused, never a value. */
+  logger: Pick<Logger, 'warn'>;
 }
 
 const IDENTITY_TYPES = /^(ADT\^(A01|A04|A08|A28|A31)|SIU\^(S12|S13|S14))$/;
@@ -76,7 +79,10 @@ export function createInboundHandler(deps: InboundDeps): (message: Hl7Message) =
       const refusal = await deps.cancelDocument(read.value.documentId);
       return refusal ? { ok: false, refusal } : ok;
     }
-    await inbound.documentPushed(read.value.document);
+    const doc = read.value.document;
+    // PID-3 with the service id alone: the MRN the EMR named for that patient is its id at the service.
+    const mrn = !doc.patient.id && doc.patient.serviceId ? await inbound.state.get(KEYS.mrn(doc.patient.serviceId)) : undefined;
+    await inbound.documentPushed(mrn ? { ...doc, patient: { ...doc.patient, id: mrn } } : doc);
     return ok;
   }
 
@@ -99,6 +105,7 @@ export function createInboundHandler(deps: InboundDeps): (message: Hl7Message) =
       };
     // Only a message acted on is remembered: one refused may come again corrected under the same MSH-10.
     if (outcome.ok) await inbound.state.put(seen, 'AA');
+    else deps.logger.warn({ type, controlId: key.value.controlId, field: outcome.refusal.field, code: outcome.refusal.code }, 'HL7 message refused (AE)');
     return ack(message, outcome);
   };
 }

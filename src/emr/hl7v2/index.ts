@@ -62,6 +62,7 @@ export async function createHl7Emr(opts: Hl7EmrOptions): Promise<Hl7Emr> {
       };
     },
     now: () => clock.now(),
+    logger,
   });
   const tls = opts.tls.cert && opts.tls.key ? { cert: opts.tls.cert, key: opts.tls.key, ...(opts.tls.ca ? { ca: opts.tls.ca } : {}) } : undefined;
   const listener = await startMllpListener({

@@ -9,8 +9,9 @@ import type { EmrModule } from '../module.ts';
 import { createHl7Emr, type Hl7Tls } from './index.ts';
 import type { Hl7Settings } from './settings.ts';
 
-/** The bundled HL7 EMR listens two ports above the adapter (the simulator takes the one between). */
+/** The bundled HL7 EMR listens two ports above the adapter (the simulator takes the one between), its control API three. */
 const BUNDLED_PORT_OFFSET = 2;
+const CONTROL_PORT_OFFSET = 3;
 
 /** HL7_TLS_*: each file read now, so that one that cannot be read stops start-up naming its setting. */
 function readTls(settings: Hl7Settings): Hl7Tls {
@@ -56,6 +57,8 @@ export const hl7v2Module: EmrModule<'hl7v2'> = {
           port: host.port === 0 ? 0 : host.port + BUNDLED_PORT_OFFSET,
           notify: port.listenerUrl,
           dataFile: join(host.dataDir, 'hl7-emr.jsonl'),
+          // Its /_emr/ control API beside it, for the demo and QA (file a document, see what it holds).
+          controlPort: host.port === 0 ? 0 : host.port + CONTROL_PORT_OFFSET,
           assigningAuthority: settings.assigningAuthority,
           documentTypeCodes: { labReport: settings.labReportTypes[0]!, prescription: settings.prescriptionTypes[0]! },
           clock,
@@ -75,6 +78,14 @@ export const hl7v2Module: EmrModule<'hl7v2'> = {
         address,
         detail: `${bundled ? 'bundled HL7 EMR' : 'real'}, listener ${running.listenerUrl}`,
         ...(bundled ? { standIn: 'HL7 EMR' } : {}),
+        ...(stand?.controlUrl
+          ? {
+              tryIt: [
+                `see it arrive in the bundled HL7 EMR: curl -s ${stand.controlUrl}/_emr/appointments`,
+                `file a lab report there for a patient: curl -s -X POST ${stand.controlUrl}/_emr/documents -H 'content-type: application/json' -d '{"patientServiceId":"<pat_…>","documentType":"lab_report","label":"Lipid panel"}'`,
+              ],
+            }
+          : {}),
       },
       async close() {
         await running.close();

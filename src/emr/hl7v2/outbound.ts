@@ -115,7 +115,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
       return pending('patient', p.serviceId, true);
     },
     async updatePatient(id, p) {
-      patients.set(p.serviceId, p);
+      patients.set(p.serviceId, { serviceId: p.serviceId, name: p.name, phone: p.phone });
       // The EMR's own patient keeps what the EMR has: a snapshot does not rename it (as with FHIR).
       if (await deps.state().get(KEYS.emrOwned(p.serviceId))) return { differences: [] };
       const digest = createHash('sha256')

@@ -16,12 +16,13 @@ export function serviceIdOfHandle(id: string): string | undefined {
   return HANDLE.exec(id)?.[2];
 }
 
-const labelled = labelledRefs(LABELS, ' ');
+// No spaces: the event history keeps an event's references space-separated.
+const labelled = labelledRefs(LABELS, ':');
 
 export const hl7RecordRefs: RecordRefs = {
   describe: (entityType, id) => {
     const serviceId = serviceIdOfHandle(id);
-    return serviceId === undefined ? labelled.describe(entityType, id) : `${LABELS[entityType]} not yet named (service id ${serviceId})`;
+    return serviceId === undefined ? labelled.describe(entityType, id) : `${LABELS[entityType]}:(not-yet-named,service-id:${serviceId})`;
   },
   parse: (ref) => labelled.parse(ref),
 };

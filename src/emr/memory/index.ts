@@ -91,7 +91,7 @@ function patientOperations(own: Own): Pick<MemoryEmr, 'addEmrPatient' | 'patient
       const entry = patientById(own, id);
       if (!entry) throw refused(`patient ${id}`);
       if (entry.origin === 'adapter') {
-        entry.data = p;
+        entry.data = { serviceId: p.serviceId, name: p.name, phone: p.phone };
         return { differences: [] };
       }
       const fields = differencesOf(entry.data as Partial<PatientInput>, p);

@@ -44,12 +44,18 @@ export function createPool(url: string, opts: PoolOptions = {}): Pool {
     idle_in_transaction_session_timeout: 60_000,
     types: adapterTypes,
   });
-  // A connection the server ended (a restart, a failover, pg_terminate_backend) emits 'error', and an 'error'
-  // event nobody listens to ends the process: so every connection has a listener from its creation on, checked
-  // out or not (a query under way rejects with the failure as well; a client that failed is destroyed on
-  // release). The pool drops an idle one by itself, and re-emits its error here.
+  return guardConnections(pool, opts.logger);
+}
+
+/**
+ * A connection the server ended (a restart, a failover, pg_terminate_backend) emits 'error', and an 'error'
+ * event nobody listens to ends the process: so every connection of `pool` has a listener from its creation on,
+ * checked out or not (a query under way rejects with the failure as well; a client that failed is destroyed on
+ * release). The pool drops an idle one by itself, and re-emits its error here. Every pool made here takes it.
+ */
+export function guardConnections(pool: Pool, logger?: Pick<Logger, 'warn'>): Pool {
   pool.on('connect', (client) => {
-    client.on('error', (err) => opts.logger?.warn({ code: (err as { code?: string }).code }, 'database connection lost'));
+    client.on('error', (err) => logger?.warn({ code: (err as { code?: string }).code }, 'database connection lost'));
   });
   pool.on('error', () => undefined);
   return pool;

@@ -9,7 +9,7 @@ import { createPostgresEntityLocks } from './entity-locks.ts';
 import { createPostgresMappingOutboxStore } from './mapping-outbox.ts';
 import { createPostgresEventViews } from './event-views.ts';
 import { createPostgresMappingLookup, createPostgresMappingStore } from './mappings.ts';
-import type { Pool } from './pool.ts';
+import { guardConnections, type Pool } from './pool.ts';
 import { createPostgresProcessingQueue } from './processing.ts';
 import { createPostgresProcessorReadings } from './readings.ts';
 import { createPostgresRetentionStore } from './retention.ts';
@@ -24,9 +24,9 @@ export interface PostgresProcessorStoresOptions {
 }
 
 export function createPostgresProcessorStores(pool: Pool, clock: Clock, opts: PostgresProcessorStoresOptions = {}): ProcessorStores {
-  const lockPool = new pg.Pool({ ...pool.options, max: opts.lockConnections ?? 16 });
-  // An idle lock connection the server ended is dropped; without a listener its error would end the process.
-  lockPool.on('error', () => undefined);
+  // A lock connection the server ended while a section held it must not end the process (seen with PostgreSQL
+  // stopped under a running replica): the same guard as every other connection.
+  const lockPool = guardConnections(new pg.Pool({ ...pool.options, max: opts.lockConnections ?? 16 }));
   return {
     queue: createPostgresProcessingQueue(pool, clock),
     versions: createPostgresEntityVersions(pool),

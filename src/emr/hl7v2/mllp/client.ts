@@ -5,6 +5,7 @@ import { Hl7Message } from '@medplum/core';
 import { ReturnAckCategory } from '@medplum/hl7';
 import type { Clock } from '../../../clock.ts';
 import { type BackoffPolicy, createBackoff, DEFAULT_BACKOFF } from './backoff.ts';
+import type { MessageEncoding } from './charset.ts';
 import { parseMllpUrl } from './endpoint.ts';
 import { MllpError } from './errors.ts';
 import { openGatedConnection } from './frame-gate.ts';
@@ -19,8 +20,8 @@ export interface MllpClientOptions {
   ackTimeoutMs: number;
   /** Default 10 s. */
   connectTimeoutMs?: number;
-  /** How messages are encoded and acknowledgments decoded (iconv-lite names). Default utf-8. */
-  encoding?: string;
+  /** How messages are encoded and acknowledgments decoded. Default utf-8. */
+  encoding?: MessageEncoding;
   /** Reads the backoff after a failed connect. */
   clock: Clock;
   /** Default 1 s doubling to 60 s. */
@@ -35,6 +36,7 @@ export interface MllpClient {
 
 /** Acknowledgments are small; a peer streaming more than this without FS CR is broken or hostile. */
 const MAX_ACK_BYTES = 1024 * 1024;
+const KEEP_ALIVE_MS = 60_000;
 
 interface Link {
   send(message: Hl7Message): Promise<Hl7Message>;
@@ -104,6 +106,14 @@ export function createMllpClient(opts: MllpClientOptions): MllpClient {
       if (!closed) backoff.failed();
       throw err;
     }
+    if (closed) {
+      socket.destroy();
+      throw new MllpError('closed', label, 'client closed');
+    }
+    // One small frame per write and a reply awaited: Nagle would only add latency. Keep-alive finds a
+    // peer that vanished while we were idle.
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, KEEP_ALIVE_MS);
     link = wrap(socket);
     return link;
   }

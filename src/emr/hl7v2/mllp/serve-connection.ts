@@ -48,6 +48,9 @@ export function serveConnection(socket: Socket, deps: { maxMessageBytes: number;
     onOversize: (bytes) => logger.warn({ peer, bytes, maxMessageBytes: deps.maxMessageBytes }, 'MLLP frame over the size limit; connection closed'),
     onUnreadable: () => logger.warn({ peer }, 'MLLP frame is not an HL7 message; connection closed'),
   });
+  // Keep-alive: a sender that vanished without closing would otherwise hold its connection for good.
+  socket.setKeepAlive(true, 60_000);
+  socket.setNoDelay(true);
   socket.on('error', (err) => logger.debug({ peer, code: (err as { code?: unknown }).code }, 'MLLP connection error'));
   logger.info({ peer }, 'MLLP connection opened');
   void closed.then(() => logger.info({ peer }, 'MLLP connection closed'));

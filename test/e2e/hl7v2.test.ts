@@ -129,4 +129,21 @@ describe('an adapter beside an HL7 v2 EMR', () => {
     expect(dead[0]!.lastError).toMatch(/the EMR refused (ADT|SIU)\^\w+ for \w+ \S+ \(AE\)/);
     expect(s.emr.received().filter((m) => m.ack === 'AE')).toHaveLength(1);
   }, 40_000);
+
+  it('waits out an EMR that cannot be reached as an incident, with no dead letter, and applies once it is back', async () => {
+    s = await startHl7Stack();
+    await s.stopEmr();
+    const a = (await s.simPost<Snapshot>('/_sim/appointments', { clinicId: s.clinicId })).body.serviceId;
+    const status = await waitFor(async () => {
+      const emr = (await s!.admin<{ components: { name: string; ok: boolean; reason: string | null }[] }>('GET', '/status')).body.components.find(
+        (c) => c.name === 'emr',
+      );
+      return emr && !emr.ok ? emr : undefined;
+    });
+    expect(status.reason).toMatch(/^emr_unreachable: /);
+    expect((await s.admin<{ events: unknown[] }>('GET', '/dead-letters')).body.events).toHaveLength(0);
+    await s.startEmr();
+    await appointmentIn(s, a, () => true, 30_000);
+    expect((await s.admin<{ events: unknown[] }>('GET', '/dead-letters')).body.events).toHaveLength(0);
+  }, 50_000);
 });

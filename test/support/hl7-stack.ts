@@ -18,7 +18,10 @@ export async function startHl7Stack(opts: { clinic?: Record<string, unknown>; se
   const sim = await startSimulatorServer({ logger: silentLogger() });
   const clock: Clock = { now: () => systemClock.now() + sim.simulator.clock.offsetMs() };
   const [port, listenPort] = [await freePort(), await freePort()];
-  const emr = await startHl7Emr({ port: 0, notify: `mllp://127.0.0.1:${listenPort}`, retry: { baseMs: 50, maxMs: 500 }, clock, logger: silentLogger() });
+  const startEmr = (at = 0) =>
+    startHl7Emr({ port: at, notify: `mllp://127.0.0.1:${listenPort}`, retry: { baseMs: 50, maxMs: 500 }, clock, logger: silentLogger() });
+  let emr = await startEmr();
+  const emrPort = emr.port;
   const clinicId = (await json<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, opts.clinic ?? {})).body.clinicId;
   const key = (await json<{ key: string }>('POST', `${sim.url}/_sim/keys`, { clinicId, mode: 'live' })).body.key;
   const sub = (
@@ -52,7 +55,18 @@ export async function startHl7Stack(opts: { clinic?: Record<string, unknown>; se
   return {
     dir,
     sim,
-    emr,
+    /** The HL7 EMR running now. */
+    get emr() {
+      return emr;
+    },
+    /** The EMR goes down (its listener closed), as an interface engine stopped for maintenance would. */
+    async stopEmr() {
+      await emr.close();
+    },
+    /** It comes back on the same address, with nothing of what it held before (no data file). */
+    async startEmr() {
+      emr = await startEmr(emrPort);
+    },
     clinicId,
     adapter,
     simPost: <T = Record<string, unknown>>(path: string, body: unknown = {}) => json<T>('POST', `${sim.url}${path}`, body),

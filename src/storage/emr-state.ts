@@ -9,6 +9,8 @@ export interface EmrStateStore {
   getMany(keys: readonly string[]): Promise<Map<string, string>>;
   /** Writes the value (replacing one there), committed when it resolves. */
   put(key: string, value: string): Promise<void>;
+  /** Writes several values in one transaction (one commit): what one message taught the module. */
+  putMany(entries: readonly (readonly [key: string, value: string])[]): Promise<void>;
   /** Writes the value only if the key has none; resolves to whether this call wrote it. */
   putNew(key: string, value: string): Promise<boolean>;
 }

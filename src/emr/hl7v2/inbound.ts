@@ -12,7 +12,7 @@ import { readDocument } from './messages/document.ts';
 import { readIdentity } from './messages/identity.ts';
 import { messageKey, messageType } from './messages/read.ts';
 import type { Refusal } from './messages/refusal.ts';
-import { controlIdFor, KEYS, rememberMrn } from './outbound.ts';
+import { controlIdFor, KEYS, mrnEntries } from './outbound.ts';
 import type { Hl7Settings } from './settings.ts';
 
 /** Cancels a pushed document not yet sent (MDM^T11); a refusal when there is none to cancel. */
@@ -37,7 +37,9 @@ const IDENTITY_TYPES = /^(ADT\^(A01|A04|A08|A28|A31)|SIU\^(S12|S13|S14))$/;
 const NOTHING_TO_DO = /^SIU\^S15$/;
 const DOCUMENT_TYPES = /^(MDM\^T(02|04|08|10|11)|ORU\^R01)$/;
 
-type Outcome = { ok: true } | { ok: false; refusal: Refusal };
+/** What a message taught the port, written with its seen mark in one commit, after it was acted on. */
+type Learned = (readonly [key: string, value: string])[];
+type Outcome = { ok: true; learned?: Learned } | { ok: false; refusal: Refusal };
 const ok: Outcome = { ok: true };
 
 export function createInboundHandler(deps: InboundDeps): (message: Hl7Message) => Promise<Hl7Message> {
@@ -58,10 +60,9 @@ export function createInboundHandler(deps: InboundDeps): (message: Hl7Message) =
     if (!read.ok) return read;
     if (read.value === 'none') return ok;
     const { entityType, serviceId, emrId } = read.value;
-    if (entityType === 'patient') await rememberMrn(inbound.state, serviceId, emrId);
-    else await inbound.state.put(KEYS.filler(serviceId), emrId);
     await inbound.recordIdentified(read.value);
-    return ok;
+    // A crash before these are written leaves the message unacknowledged: the EMR sends it again.
+    return { ok: true, learned: entityType === 'patient' ? mrnEntries(serviceId, emrId) : [[KEYS.filler(serviceId), emrId]] };
   }
 
   async function document(message: Hl7Message, inbound: EmrInbound): Promise<Outcome> {
@@ -104,7 +105,7 @@ export function createInboundHandler(deps: InboundDeps): (message: Hl7Message) =
         refusal: { field: 'MSH-9', location: { segment: 'MSH', sequence: 1, position: 9 }, code: '200', text: `${type} is not a message the adapter takes` },
       };
     // Only a message acted on is remembered: one refused may come again corrected under the same MSH-10.
-    if (outcome.ok) await inbound.state.put(seen, 'AA');
+    if (outcome.ok) await inbound.state.putMany([...(outcome.learned ?? []), [seen, 'AA']]);
     else deps.logger.warn({ type, controlId: key.value.controlId, field: outcome.refusal.field, code: outcome.refusal.code }, 'HL7 message refused (AE)');
     return ack(message, outcome);
   };

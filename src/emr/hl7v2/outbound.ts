@@ -129,8 +129,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
       const known = patients.get(serviceId) ?? { serviceId, name: '', phone: '' };
       await sendPatient('changed', known, `patient-link:${serviceId}:${id}`, id);
       const state = deps.state();
-      await rememberMrn(state, serviceId, id);
-      await state.put(KEYS.emrOwned(serviceId), '1');
+      await state.putMany([...mrnEntries(serviceId, id), [KEYS.emrOwned(serviceId), '1']]);
     },
     async ensurePractitioner(d) {
       const known = doctors.has(d.serviceId);
@@ -159,9 +158,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
   async function adopt(p: PatientInput, mrn: string): Promise<EmrRecord> {
     const state = deps.state();
     await sendPatient('changed', p, `patient-adopt:${p.serviceId}:${mrn}`, mrn);
-    await rememberMrn(state, p.serviceId, mrn);
-    await state.put(KEYS.emrOwned(p.serviceId), '1');
-    await state.put(KEYS.acknowledged('patient', p.serviceId), '1');
+    await state.putMany([...mrnEntries(p.serviceId, mrn), [KEYS.emrOwned(p.serviceId), '1'], [KEYS.acknowledged('patient', p.serviceId), '1']]);
     return { id: mrn, created: false };
   }
 }
@@ -174,7 +171,11 @@ export function triggerFor(sent: SentAppointment | undefined, a: AppointmentInpu
 }
 
 /** The MRN the EMR gave a patient, both ways: PID-3 names the patient by both ids in every later message. */
+export const mrnEntries = (serviceId: string, mrn: string): [string, string][] => [
+  [KEYS.mrn(serviceId), mrn],
+  [KEYS.patientByMrn(mrn), serviceId],
+];
+
 export async function rememberMrn(state: EmrStateStore, serviceId: string, mrn: string): Promise<void> {
-  await state.put(KEYS.mrn(serviceId), mrn);
-  await state.put(KEYS.patientByMrn(mrn), serviceId);
+  await state.putMany(mrnEntries(serviceId, mrn));
 }

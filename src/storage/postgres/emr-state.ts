@@ -23,6 +23,14 @@ export function createPostgresEmrState(pool: Pool, clock: Clock): EmrStateStores
         [module, key, value, clock.now()],
       );
     },
+    async putMany(entries) {
+      if (!entries.length) return;
+      // One statement: one commit, whatever the number of keys.
+      await pool.query(
+        'INSERT INTO emr_state (module, key, value, updated_at) SELECT $1, k, v, $4 FROM unnest($2::text[], $3::text[]) AS e(k, v) ON CONFLICT (module, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+        [module, entries.map(([k]) => k), entries.map(([, v]) => v), clock.now()],
+      );
+    },
     async putNew(key, value) {
       const r = await pool.query('INSERT INTO emr_state (module, key, value, updated_at) VALUES ($1, $2, $3, $4) ON CONFLICT (module, key) DO NOTHING', [
         module,

@@ -9,6 +9,9 @@ export function createSqliteEmrState(db: Db, clock: Clock): EmrStateStores {
     'INSERT INTO emr_state (module, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (module, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
   );
   const putNew = db.prepare('INSERT INTO emr_state (module, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (module, key) DO NOTHING');
+  const putMany = db.transaction((module: string, entries: readonly (readonly [string, string])[], at: number) => {
+    for (const [key, value] of entries) put.run(module, key, value, at);
+  });
   return (module) => ({
     get: async (key) => (get.get(module, key) as string | undefined) ?? undefined,
     async getMany(keys) {
@@ -20,6 +23,7 @@ export function createSqliteEmrState(db: Db, clock: Clock): EmrStateStores {
       return found;
     },
     put: async (key, value) => void put.run(module, key, value, clock.now()),
+    putMany: async (entries) => void putMany.immediate(module, entries, clock.now()),
     putNew: async (key, value) => putNew.run(module, key, value, clock.now()).changes === 1,
   });
 }

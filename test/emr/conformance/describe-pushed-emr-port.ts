@@ -39,6 +39,9 @@ function recordingInbound() {
       get: async (key) => state.get(key),
       getMany: async (keys) => new Map(keys.filter((k) => state.has(k)).map((k) => [k, state.get(k)!])),
       put: async (key, value) => void state.set(key, value),
+      putMany: async (entries) => {
+        for (const [key, value] of entries) state.set(key, value);
+      },
       async putNew(key, value) {
         if (state.has(key)) return false;
         state.set(key, value);

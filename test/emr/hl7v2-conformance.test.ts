@@ -90,7 +90,13 @@ async function hl7Harness(): Promise<PushedEmrHarness> {
         logger: silentLogger(),
       });
       await failing.start!({
-        state: { get: async () => undefined, getMany: async () => new Map(), put: async () => undefined, putMany: async () => undefined, putNew: async () => true },
+        state: {
+          get: async () => undefined,
+          getMany: async () => new Map(),
+          put: async () => undefined,
+          putMany: async () => undefined,
+          putNew: async () => true,
+        },
         recordIdentified: async () => undefined,
         documentPushed: async () => undefined,
         documentCancelled: async () => 'unknown',

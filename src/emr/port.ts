@@ -159,6 +159,11 @@ export interface EmrPort {
    * final status stays in the adapter ('adapter'): GET /admin/status says which.
    */
   readonly documentOutcomes?: 'emr' | 'adapter';
+  /**
+   * Forgets what the port keeps only to recognise a repeat (HL7 v2: the messages it took), last written before
+   * the cutoff: run with the processor's retention, at RETENTION_EVENT_ID_DAYS. Says how many.
+   */
+  pruneBefore?(cutoffMs: number): Promise<number>;
   /** Opens what the port holds (connections, a listener for what the EMR pushes); before any other call. */
   start?(inbound: EmrInbound): Promise<void>;
   /**

@@ -21,7 +21,7 @@ import { createRetryPolicy } from '../work/retry-decision.ts';
 import { createWorker, type PassResult, type Worker } from '../work/worker.ts';
 import type { DocumentEventSink } from './apply.ts';
 import { createEventHandling } from './handle-event.ts';
-import { createRetention, type PruneAudit, type PruneDocuments } from './retention.ts';
+import { createRetention, type PruneAudit, type PruneDocuments, type PruneEmr } from './retention.ts';
 import { createOutcomeBatch, type OutcomeBatch } from './write-batch.ts';
 
 export interface ProcessorDeps {
@@ -31,6 +31,8 @@ export interface ProcessorDeps {
   pruneFinishedDocuments?: PruneDocuments;
   /** The audit trail's retention (RETENTION_AUDIT_DAYS, its own cutoff), run with the same hourly pass. */
   pruneAudit?: PruneAudit;
+  /** The EMR module's marks of messages it took (EmrPort.pruneBefore), at RETENTION_EVENT_ID_DAYS. */
+  pruneEmr?: PruneEmr;
   clock: Clock;
   logger: Logger;
   emr: EmrPort;
@@ -76,12 +78,13 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 /** Retention, at most once per PRUNE_EVERY_MS (the first pass prunes). */
 function createPruneWhenDue(
-  deps: Pick<ProcessorDeps, 'stores' | 'pruneFinishedDocuments' | 'pruneAudit' | 'clock' | 'logger' | 'config'>,
+  deps: Pick<ProcessorDeps, 'stores' | 'pruneFinishedDocuments' | 'pruneAudit' | 'pruneEmr' | 'clock' | 'logger' | 'config'>,
 ): () => Promise<void> {
   const retention = createRetention({
     store: deps.stores.retention,
     pruneDocuments: deps.pruneFinishedDocuments ?? (async () => 0),
     ...(deps.pruneAudit ? { pruneAudit: deps.pruneAudit } : {}),
+    ...(deps.pruneEmr ? { pruneEmr: deps.pruneEmr } : {}),
     clock: deps.clock,
     settings: deps.config.retention,
   });

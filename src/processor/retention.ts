@@ -3,7 +3,8 @@
 // ones and events not yet final are never pruned. The same RETENTION_EVENT_ID_DAYS prunes finished rows of the
 // document outbox (final and written back to the EMR; the pusher's store does it) and of the mapping outbox
 // (sent); rows still queued, HELD, unsynced, pending or dead stay. The audit trail has its own cutoff,
-// RETENTION_AUDIT_DAYS (six years by default, never below the events'), pruned in the same pass.
+// RETENTION_AUDIT_DAYS (six years by default, never below the events'), pruned in the same pass. The EMR module's
+// marks of messages it took (HL7 v2: MSH-3/4/10) go with the eventIds, at RETENTION_EVENT_ID_DAYS.
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { RetentionStore } from '../storage/retention.ts';
@@ -16,12 +17,16 @@ export type PruneDocuments = (cutoffMs: number) => Promise<number>;
 /** Deletes audit entries written before the cutoff (epoch ms); says how many. */
 export type PruneAudit = (cutoffMs: number) => Promise<number>;
 
+/** Deletes what the EMR module keeps only to recognise a repeated message, written before the cutoff. */
+export type PruneEmr = (cutoffMs: number) => Promise<number>;
+
 export interface Pruned {
   bodies: number;
   events: number;
   documents: number;
   mappings: number;
   audit: number;
+  emr: number;
 }
 
 export interface Retention {
@@ -33,6 +38,7 @@ export function createRetention(deps: {
   store: RetentionStore;
   pruneDocuments: PruneDocuments;
   pruneAudit?: PruneAudit;
+  pruneEmr?: PruneEmr;
   clock: Clock;
   settings: Config['retention'];
 }): Retention {
@@ -47,7 +53,9 @@ export function createRetention(deps: {
       // Never sooner than RETENTION_AUDIT_DAYS, nor than the events the entries name.
       const auditCutoff = now - Math.max(settings.auditDays, settings.eventIdDays) * DAY_MS;
       const audit = deps.pruneAudit ? await deps.pruneAudit(auditCutoff) : 0;
-      return { bodies, events, documents, mappings, audit };
+      // A message the EMR sends again after its eventIds are forgotten is long past any retry of the EMR's.
+      const emr = deps.pruneEmr ? await deps.pruneEmr(cutoff) : 0;
+      return { bodies, events, documents, mappings, audit, emr };
     },
   };
 }

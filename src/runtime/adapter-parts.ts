@@ -79,6 +79,8 @@ export function buildWorkers(
     pruneFinishedDocuments: (cutoffMs) => documents.pruneFinished(cutoffMs),
     // The audit trail's retention (RETENTION_AUDIT_DAYS) too.
     pruneAudit: (cutoffMs) => storage.audit.prune(cutoffMs),
+    // What the EMR module keeps to recognise a repeat (HL7 v2: the messages it took), with the eventIds.
+    pruneEmr: async (cutoffMs) => (await emr.pruneBefore?.(cutoffMs)) ?? 0,
     clock,
     logger: logger.child({ component: 'processor' }),
     emr,

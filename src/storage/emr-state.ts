@@ -13,6 +13,8 @@ export interface EmrStateStore {
   putMany(entries: readonly (readonly [key: string, value: string])[]): Promise<void>;
   /** Writes the value only if the key has none; resolves to whether this call wrote it. */
   putNew(key: string, value: string): Promise<boolean>;
+  /** Deletes the keys starting with `prefix` last written before the cutoff (epoch ms); says how many. */
+  pruneBefore(prefix: string, cutoffMs: number): Promise<number>;
 }
 
 /** One module's share of emr_state. */

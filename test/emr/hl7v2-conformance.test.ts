@@ -96,6 +96,7 @@ async function hl7Harness(): Promise<PushedEmrHarness> {
           put: async () => undefined,
           putMany: async () => undefined,
           putNew: async () => true,
+          pruneBefore: async () => 0,
         },
         recordIdentified: async () => undefined,
         documentPushed: async () => undefined,

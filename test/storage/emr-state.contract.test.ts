@@ -1,6 +1,6 @@
 // The EMR modules' own store on every engine: values read back by module and key, one module's keys apart from
 // another's, a write replacing the value, several written in one go, and putNew deciding once between two
-// replicas which of them took a key first.
+// replicas which of them took a key first, and pruning the keys of one prefix written before a cutoff.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { openDatabase } from '../../src/sqlite/open.ts';
@@ -18,7 +18,9 @@ interface Opened {
   close(): Promise<void>;
 }
 
-const clock = { now: () => Date.parse('2026-01-15T10:00:00Z') };
+const T0 = Date.parse('2026-01-15T10:00:00Z');
+let now = T0;
+const clock = { now: () => now };
 
 const engines: { name: string; open(): Promise<Opened> }[] = [
   {
@@ -95,6 +97,29 @@ for (const engine of engines) {
       expect([first, second].filter(Boolean)).toHaveLength(1);
       expect(await e.stores('hl7v2').get('in:EMR|HOSPITAL|1')).toBe(first ? 'A' : 'B');
       expect(await e.stores('hl7v2').putNew('in:EMR|HOSPITAL|1', 'C')).toBe(false);
+    });
+
+    it('prunes the keys of one prefix written before the cutoff, and nothing else', async () => {
+      e = await engine.open();
+      const hl7 = e.stores('hl7v2');
+      now = T0 - 40 * 86_400_000;
+      await hl7.putMany([
+        ['in:EMR|HOSPITAL|old', 'AA'],
+        ['ack:patient:pat_1', '1'],
+        ['in%:like-wildcard-not-a-prefix', 'x'],
+      ]);
+      await e.stores('other').put('in:EMR|HOSPITAL|old', 'AA');
+      now = T0;
+      await hl7.put('in:EMR|HOSPITAL|new', 'AA');
+      expect(await hl7.pruneBefore('in:', T0 - 30 * 86_400_000)).toBe(1);
+      expect(await hl7.getMany(['in:EMR|HOSPITAL|old', 'in:EMR|HOSPITAL|new', 'ack:patient:pat_1', 'in%:like-wildcard-not-a-prefix'])).toEqual(
+        new Map([
+          ['in:EMR|HOSPITAL|new', 'AA'],
+          ['ack:patient:pat_1', '1'],
+          ['in%:like-wildcard-not-a-prefix', 'x'],
+        ]),
+      );
+      expect(await e.stores('other').get('in:EMR|HOSPITAL|old')).toBe('AA');
     });
   });
 }

@@ -28,6 +28,9 @@ export interface InboundDeps {
   logger: Pick<Logger, 'warn'>;
 }
 
+/** The state keys of messages taken: `in:<MSH-3>|<MSH-4>|<MSH-10>`. */
+export const SEEN_PREFIX = 'in:';
+
 const IDENTITY_TYPES = /^(ADT\^(A01|A04|A08|A28|A31)|SIU\^(S12|S13|S14))$/;
 /**
  * A cancellation in the EMR's SIU feed names no id the adapter needs (the appointment was mapped when it was
@@ -92,7 +95,7 @@ export function createInboundHandler(deps: InboundDeps): (message: Hl7Message) =
     if (!inbound) throw new Error('the HL7 v2 port has not started: the message is refused for now');
     const key = messageKey(message);
     if (!key.ok) return ack(message, key);
-    const seen = `in:${key.value.sendingApplication}|${key.value.sendingFacility}|${key.value.controlId}`;
+    const seen = `${SEEN_PREFIX}${key.value.sendingApplication}|${key.value.sendingFacility}|${key.value.controlId}`;
     if (await inbound.state.get(seen)) return ack(message, ok);
     const type = messageType(message);
     let outcome: Outcome;

@@ -7,7 +7,7 @@ import type { Clock } from '../../clock.ts';
 import type { Logger } from '../../logger.ts';
 import { EmrError } from '../errors.ts';
 import type { EmrInbound, EmrPort } from '../port.ts';
-import { createInboundHandler } from './inbound.ts';
+import { createInboundHandler, SEEN_PREFIX } from './inbound.ts';
 import { createMllpClient } from './mllp/client.ts';
 import { parseMllpUrl } from './mllp/endpoint.ts';
 import { MllpError } from './mllp/errors.ts';
@@ -95,6 +95,9 @@ export async function createHl7Emr(opts: Hl7EmrOptions): Promise<Hl7Emr> {
     async start(given) {
       inbound = given;
     },
+    // The marks of messages taken (`in:`), kept to acknowledge a repeat without acting twice; the claims'
+    // marks and the EMR's ids are kept for as long as the records live.
+    pruneBefore: async (cutoffMs) => (inbound ? inbound.state.pruneBefore(SEEN_PREFIX, cutoffMs) : 0),
     ...outbound,
     // Nothing to scan: the EMR pushes its documents to the listener.
     listDocumentsChangedSince: async (watermark) => ({ documents: [], watermark: watermark ?? '' }),

@@ -31,6 +31,16 @@ export function createPostgresEmrState(pool: Pool, clock: Clock): EmrStateStores
         [module, entries.map(([k]) => k), entries.map(([, v]) => v), clock.now()],
       );
     },
+    async pruneBefore(prefix, cutoffMs) {
+      // The prefix as a range (the C collation orders by code point), so no LIKE wildcard needs escaping.
+      const r = await pool.query('DELETE FROM emr_state WHERE module = $1 AND key >= $2 AND key < $3 AND updated_at < $4', [
+        module,
+        prefix,
+        `${prefix}\uffff`,
+        cutoffMs,
+      ]);
+      return r.rowCount ?? 0;
+    },
     async putNew(key, value) {
       const r = await pool.query('INSERT INTO emr_state (module, key, value, updated_at) VALUES ($1, $2, $3, $4) ON CONFLICT (module, key) DO NOTHING', [
         module,

@@ -56,10 +56,16 @@ export function writeBundledState(dataDir: string, state: BundledState): void {
  * of a past one must not be followed. A file from before the EMR modules names it `fhirBaseUrl`.
  */
 export function rememberBundledEmr(dataDir: string, address: string | undefined): void {
-  const state = readBundledState(dataDir) as BundledState & { fhirBaseUrl?: string };
-  if (state.emrAddress === address && state.fhirBaseUrl === undefined) return;
-  delete state.fhirBaseUrl;
+  const state = readBundledState(dataDir);
+  if (withEmrAddress(state, address)) writeBundledState(dataDir, state);
+}
+
+/** Sets (or, undefined, drops) the EMR stand-in's address in `state`, and the older key; whether it changed. */
+export function withEmrAddress(state: BundledState, address: string | undefined): boolean {
+  const legacy = state as BundledState & { fhirBaseUrl?: string };
+  if (state.emrAddress === address && legacy.fhirBaseUrl === undefined) return false;
+  delete legacy.fhirBaseUrl;
   if (address) state.emrAddress = address;
   else delete state.emrAddress;
-  writeBundledState(dataDir, state);
+  return true;
 }

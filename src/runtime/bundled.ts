@@ -10,7 +10,7 @@ import { EVENT_TYPES } from '../contract/events.ts';
 import { requestJson } from '../http/json-request.ts';
 import type { Logger } from '../logger.ts';
 import { startSimulatorServer, type RunningSimulator } from '../simulator/server.ts';
-import { readBundledState, writeBundledState, type BundledCredentials, type BundledState } from './bundled-state.ts';
+import { readBundledState, withEmrAddress, writeBundledState, type BundledCredentials, type BundledState } from './bundled-state.ts';
 
 export interface BundledServices {
   serviceUrl?: string;
@@ -113,11 +113,7 @@ export async function startBundledServices(config: Config, logger: Logger): Prom
     provision,
     onCredentialsChanged: (listener) => void credentialListeners.push(listener),
     rememberEmr(address) {
-      const legacy = state as BundledState & { fhirBaseUrl?: string };
-      delete legacy.fhirBaseUrl;
-      if (address) state.emrAddress = address;
-      else delete state.emrAddress;
-      save();
+      if (withEmrAddress(state, address)) save();
     },
     async close() {
       await simulator?.close();

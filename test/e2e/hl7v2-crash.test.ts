@@ -12,7 +12,8 @@ import { startChild, type Child } from '../../bench/support/child.ts';
 import { startHl7Emr, type RunningHl7Emr } from '../../src/hl7-emr/server.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { startSimulatorServer } from '../../src/simulator/server.ts';
-import { ADMIN, freePort, json } from '../support/stack.ts';
+import { hl7AdapterSettings } from '../support/hl7-stack.ts';
+import { ADMIN, freePort, json, subscribeClinic } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
 
 const NO_QUIET_HOURS = { timeZone: 'UTC', quietHours: { start: '00:00', end: '00:00' } };
@@ -169,14 +170,8 @@ async function startWorld(): Promise<World> {
   const [port, listenPort] = [await freePort(), await freePort()];
   const proxy = await startFeedProxy(listenPort);
   const emr = await startHl7Emr({ port: 0, notify: `mllp://127.0.0.1:${proxy.port}`, retry: { baseMs: 50, maxMs: 500 }, logger: silentLogger() });
-  const clinicId = (await json<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, NO_QUIET_HOURS)).body.clinicId;
-  const key = (await json<{ key: string }>('POST', `${sim.url}/_sim/keys`, { clinicId, mode: 'live' })).body.key;
-  const sub = (
-    await json<{ keyId: string; signingSecret: string }>('POST', `${sim.url}/_sim/subscriptions`, {
-      clinicId,
-      url: `http://127.0.0.1:${port}/webhooks/service`,
-    })
-  ).body;
+  const subscription = await subscribeClinic(sim.url, port, { clinic: NO_QUIET_HOURS });
+  const { clinicId } = subscription;
   const env = {
     NODE_ENV: undefined,
     DATABASE_URL: undefined,
@@ -184,26 +179,11 @@ async function startWorld(): Promise<World> {
     ADMIN_PORT: undefined,
     ADMIN_HOST: undefined,
     HOST: '127.0.0.1',
-    PORT: String(port),
-    DATA_DIR: dir,
     LOG_LEVEL: 'warn',
-    SERVICE_BASE_URL: sim.url,
-    SERVICE_API_KEY: key,
-    SERVICE_KEY_ID: sub.keyId,
-    SERVICE_SIGNING_SECRETS: sub.signingSecret,
-    EMR_PROTOCOL: 'hl7v2',
-    HL7_SEND_URL: emr.url,
-    HL7_LISTEN_HOST: '127.0.0.1',
-    HL7_LISTEN_PORT: String(listenPort),
+    ...hl7AdapterSettings({ port, dir, simUrl: sim.url, subscription, emrUrl: emr.url, listenPort }),
     // Longer than any wait below: the adapter killed while waiting for an ACK is still waiting when it dies.
     HL7_ACK_TIMEOUT_MS: '10000',
-    ADMIN_TOKEN: ADMIN,
-    PROCESSOR_POLL_MS: '50',
-    PROCESSOR_BACKOFF_BASE_MS: '100',
-    PROCESSOR_BACKOFF_MAX_MS: '1000',
     PUSHER_POLL_MS: '100',
-    PUSHER_BACKOFF_BASE_MS: '100',
-    PUSHER_BACKOFF_MAX_MS: '1000',
   };
   return { dir, sim, emr, proxy, clinicId, env, adapterUrl: `http://127.0.0.1:${port}` };
 }

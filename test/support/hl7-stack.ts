@@ -11,7 +11,36 @@ import { startHl7Emr } from '../../src/hl7-emr/server.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
 import { startSimulatorServer } from '../../src/simulator/server.ts';
-import { ADMIN, freePort, json } from './stack.ts';
+import { ADMIN, type ClinicSubscription, freePort, json, subscribeClinic } from './stack.ts';
+
+/** The settings of an adapter on hl7v2 between the simulator and an HL7 EMR, quick to retry, as the tests want it. */
+export function hl7AdapterSettings(w: {
+  port: number;
+  dir: string;
+  simUrl: string;
+  subscription: ClinicSubscription;
+  emrUrl: string;
+  listenPort: number;
+}): Record<string, string> {
+  return {
+    PORT: String(w.port),
+    DATA_DIR: w.dir,
+    SERVICE_BASE_URL: w.simUrl,
+    SERVICE_API_KEY: w.subscription.key,
+    SERVICE_KEY_ID: w.subscription.sub.keyId,
+    SERVICE_SIGNING_SECRETS: w.subscription.sub.signingSecret,
+    EMR_PROTOCOL: 'hl7v2',
+    HL7_SEND_URL: w.emrUrl,
+    HL7_LISTEN_HOST: '127.0.0.1',
+    HL7_LISTEN_PORT: String(w.listenPort),
+    ADMIN_TOKEN: ADMIN,
+    PROCESSOR_POLL_MS: '50',
+    PROCESSOR_BACKOFF_BASE_MS: '100',
+    PROCESSOR_BACKOFF_MAX_MS: '1000',
+    PUSHER_BACKOFF_BASE_MS: '100',
+    PUSHER_BACKOFF_MAX_MS: '1000',
+  };
+}
 
 export async function startHl7Stack(opts: { clinic?: Record<string, unknown>; settings?: Record<string, string> } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-e2e-hl7-'));
@@ -22,32 +51,11 @@ export async function startHl7Stack(opts: { clinic?: Record<string, unknown>; se
     startHl7Emr({ port: at, notify: `mllp://127.0.0.1:${listenPort}`, retry: { baseMs: 50, maxMs: 500 }, clock, logger: silentLogger() });
   let emr = await startEmr();
   const emrPort = emr.port;
-  const clinicId = (await json<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, opts.clinic ?? {})).body.clinicId;
-  const key = (await json<{ key: string }>('POST', `${sim.url}/_sim/keys`, { clinicId, mode: 'live' })).body.key;
-  const sub = (
-    await json<{ id: string; keyId: string; signingSecret: string }>('POST', `${sim.url}/_sim/subscriptions`, {
-      clinicId,
-      url: `http://127.0.0.1:${port}/webhooks/service`,
-    })
-  ).body;
+  const subscription = await subscribeClinic(sim.url, port, opts);
+  const { clinicId } = subscription;
   const config = parseConfig({
-    PORT: String(port),
-    DATA_DIR: dir,
-    SERVICE_BASE_URL: sim.url,
-    SERVICE_API_KEY: key,
-    SERVICE_KEY_ID: sub.keyId,
-    SERVICE_SIGNING_SECRETS: sub.signingSecret,
-    EMR_PROTOCOL: 'hl7v2',
-    HL7_SEND_URL: emr.url,
-    HL7_LISTEN_HOST: '127.0.0.1',
-    HL7_LISTEN_PORT: String(listenPort),
+    ...hl7AdapterSettings({ port, dir, simUrl: sim.url, subscription, emrUrl: emr.url, listenPort }),
     HL7_ACK_TIMEOUT_MS: '1000',
-    ADMIN_TOKEN: ADMIN,
-    PROCESSOR_POLL_MS: '50',
-    PROCESSOR_BACKOFF_BASE_MS: '100',
-    PROCESSOR_BACKOFF_MAX_MS: '1000',
-    PUSHER_BACKOFF_BASE_MS: '100',
-    PUSHER_BACKOFF_MAX_MS: '1000',
     SERVICE_TIMEOUT_MS: '2000',
     ...opts.settings,
   });

@@ -30,6 +30,31 @@ export function freePort(): Promise<number> {
 /** JSON calls to the simulator, the adapter and the FHIR server. */
 export { json };
 
+/** A subscriber's credentials on the simulator: its clinic, a key, and a subscription to an adapter's webhook. */
+export interface ClinicSubscription {
+  clinicId: string;
+  key: string;
+  sub: { id: string; keyId: string; signingSecret: string };
+}
+
+/** A clinic (`clinic`: its settings), a key and a subscription to the adapter that will listen on `port`. */
+export async function subscribeClinic(
+  simUrl: string,
+  port: number,
+  opts: { clinic?: Record<string, unknown>; eventTypes?: string[]; keyMode?: 'live' | 'sandbox' } = {},
+): Promise<ClinicSubscription> {
+  const clinicId = (await json<{ clinicId: string }>('POST', `${simUrl}/_sim/clinics`, opts.clinic ?? {})).body.clinicId;
+  const key = (await json<{ key: string }>('POST', `${simUrl}/_sim/keys`, { clinicId, mode: opts.keyMode ?? 'live' })).body.key;
+  const sub = (
+    await json<ClinicSubscription['sub']>('POST', `${simUrl}/_sim/subscriptions`, {
+      clinicId,
+      url: `http://127.0.0.1:${port}/webhooks/service`,
+      ...(opts.eventTypes ? { eventTypes: opts.eventTypes } : {}),
+    })
+  ).body;
+  return { clinicId, key, sub };
+}
+
 export async function startStack(
   opts: { clinic?: Record<string, unknown>; eventTypes?: string[]; settings?: Record<string, string>; keyMode?: 'live' | 'sandbox'; logger?: Logger } = {},
 ) {
@@ -45,15 +70,7 @@ export async function startStack(
   const fhirPort = fhir.port;
   const reader: FhirReader = await createFhirReader(`http://127.0.0.1:${fhirPort}`, () => fhir);
   const port = await freePort();
-  const clinicId = (await json<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, opts.clinic ?? {})).body.clinicId;
-  const key = (await json<{ key: string }>('POST', `${sim.url}/_sim/keys`, { clinicId, mode: opts.keyMode ?? 'live' })).body.key;
-  const sub = (
-    await json<{ id: string; keyId: string; signingSecret: string }>('POST', `${sim.url}/_sim/subscriptions`, {
-      clinicId,
-      url: `http://127.0.0.1:${port}/webhooks/service`,
-      ...(opts.eventTypes ? { eventTypes: opts.eventTypes } : {}),
-    })
-  ).body;
+  const { clinicId, key, sub } = await subscribeClinic(sim.url, port, opts);
   const clock: Clock = { now: () => systemClock.now() + sim.simulator.clock.offsetMs() };
   const config = parseConfig({
     PORT: String(port),

@@ -175,7 +175,3 @@ export const mrnEntries = (serviceId: string, mrn: string): [string, string][] =
   [KEYS.mrn(serviceId), mrn],
   [KEYS.patientByMrn(mrn), serviceId],
 ];
-
-export async function rememberMrn(state: EmrStateStore, serviceId: string, mrn: string): Promise<void> {
-  await state.putMany(mrnEntries(serviceId, mrn));
-}

@@ -95,6 +95,10 @@ export interface Store {
   setMeta(key: string, value: string): void;
 }
 
+/** Its terms are those of the partial index records_quiet_holds (db/simulator/002_quiet_holds.sql), which it reads. */
+export const QUIET_HOLDS_SQL =
+  "SELECT data FROM records WHERE kind = 'document' AND json_extract(data, '$.heldFor') = 'quiet_hours' AND json_extract(data, '$.status') = 'HELD'";
+
 export function createStore(db: Db): Store {
   const get = db.prepare('SELECT data FROM records WHERE kind = ? AND id = ?').pluck();
   const put = db.prepare('INSERT INTO records (kind, id, clinic_id, data) VALUES (?, ?, ?, ?) ON CONFLICT (kind, id) DO UPDATE SET data = excluded.data');
@@ -102,9 +106,7 @@ export function createStore(db: Db): Store {
   const listClinic = db.prepare('SELECT data FROM records WHERE kind = ? AND clinic_id = ? ORDER BY rowid').pluck();
   const meta = db.prepare('SELECT value FROM meta WHERE key = ?').pluck();
   const remove = db.prepare('DELETE FROM records WHERE kind = ? AND id = ?');
-  const quietHolds = db
-    .prepare("SELECT data FROM records WHERE kind = 'document' AND json_extract(data, '$.heldFor') = 'quiet_hours' AND json_extract(data, '$.status') = 'HELD'")
-    .pluck();
+  const quietHolds = db.prepare(QUIET_HOLDS_SQL).pluck();
   const setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
   return {
     get: (kind, id) => {

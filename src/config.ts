@@ -11,6 +11,7 @@ import { fileSetting, overlaySettings, readSecretFile, resolveSecretFiles, type 
 import type { EmrAddressSetting, EmrSettingsContext } from './emr/settings-context.ts';
 import { EMR_PROTOCOLS, EMR_SETTINGS, EMR_SETTINGS_SHAPE, type EmrConfig, emrCallTimeout, parseEmrConfig } from './emr/settings.ts';
 import { ConfigError } from './errors.ts';
+import { DATA_KEYS_SETTINGS_SHAPE, type DataKeysSettings, dataKeysFrom } from './sealing/settings.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -47,6 +48,8 @@ const schema = z.object({
   PROCESSOR_LEASE_MS: int(60_000, 1_000),
   PROCESSOR_POLL_MS: int(200, 10),
   PROCESSOR_CONCURRENCY: int(4, 1, 64),
+  // Patient data at rest (src/sealing/settings.ts): where the data keys come from, and whether new values are sealed.
+  ...DATA_KEYS_SETTINGS_SHAPE,
   RETENTION_BODY_DAYS: int(7, 1),
   RETENTION_EVENT_ID_DAYS: int(30, 7),
   // The audit trail of admin actions: six years by default (HIPAA keeps its documentation that long).
@@ -89,6 +92,7 @@ const SECRET_FILE_SETTINGS: readonly string[] = SECRET_SETTINGS.map(fileSetting)
 export type { FhirAuthConfig } from './emr/fhir/settings.ts';
 export { BUNDLED_FHIR_CLIENT_ID, BUNDLED_FHIR_KEY_FILE } from './emr/fhir/settings.ts';
 export type { EmrConfig } from './emr/settings.ts';
+export type { DataKeySource, DataKeysSettings } from './sealing/settings.ts';
 
 export interface Config {
   port: number;
@@ -130,6 +134,11 @@ export interface Config {
     pollMs: number;
     concurrency: number;
   };
+  /**
+   * DATA_KEYS_PATH, DATA_KEYS_COMMAND, DATA_ENCRYPTION: where the keys that seal patient data at rest come from
+   * (read at start by src/sealing/load.ts) and whether new values are sealed.
+   */
+  dataKeys: DataKeysSettings;
   /** Days kept: event bodies, finished events' ids, audit entries (never fewer than eventIdDays). */
   retention: { bodyDays: number; eventIdDays: number; auditDays: number };
   pusher: {
@@ -182,6 +191,7 @@ export function parseConfig(env: Record<string, string | undefined>, scope: Conf
   const dataDir = resolve(s.DATA_DIR);
   const production = s.NODE_ENV === 'production';
   const emr = emrConfigFrom(s, { dataDir, host: s.HOST, adapterPort: s.PORT, production, bundled: bundled.emr, isLoopback }, rules);
+  const dataKeys = dataKeysFrom(s, { dataDir, production, sharedDatabase: Boolean(s.DATABASE_URL) }, problems, rules);
   leaseProblems(s, emr, rules);
   // The deployment and lease rules are the adapter's: a tool (migrate, backup) needs the storage settings only.
   if (scope === 'serve') problems.push(...rules);
@@ -217,6 +227,7 @@ export function parseConfig(env: Record<string, string | undefined>, scope: Conf
       pollMs: s.PROCESSOR_POLL_MS,
       concurrency: s.PROCESSOR_CONCURRENCY,
     },
+    dataKeys,
     retention: { bodyDays: s.RETENTION_BODY_DAYS, eventIdDays: s.RETENTION_EVENT_ID_DAYS, auditDays: s.RETENTION_AUDIT_DAYS },
     pusher: {
       scanCron: s.PUSHER_SCAN_CRON,

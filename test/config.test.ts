@@ -1,4 +1,5 @@
 // Settings: defaults for a zero-configuration start, and a bad or missing setting named in the error.
+import { resolve } from 'node:path';
 import { emrSettings } from '../src/emr/settings.ts';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.ts';
@@ -75,7 +76,7 @@ describe('deployment mode', () => {
   });
 
   it('with NODE_ENV=production refuses every bundled part, plain http and a missing admin token', () => {
-    expect(parseConfig({ ...production, NODE_ENV: 'production' }).production).toBe(true);
+    expect(parseConfig({ ...production, NODE_ENV: 'production', DATA_KEYS_PATH: '/keys/data-keys.json' }).production).toBe(true);
     const p = problems({
       NODE_ENV: 'production',
       SERVICE_BASE_URL: 'http://service.example.test',
@@ -89,9 +90,9 @@ describe('deployment mode', () => {
     expect(p).toContain('ADMIN_TOKEN: required with NODE_ENV=production');
     expect(problems({ NODE_ENV: 'production' }).join('\n')).toContain('SERVICE_BASE_URL: NODE_ENV=production runs no bundled part');
     // Loopback is allowed plain: a sidecar or a tunnel on the same machine.
-    expect(emrSettings(parseConfig({ ...production, NODE_ENV: 'production', FHIR_BASE_URL: 'http://127.0.0.1:8103' }).emr, 'fhir').baseUrl).toBe(
-      'http://127.0.0.1:8103',
-    );
+    expect(
+      emrSettings(parseConfig({ ...production, NODE_ENV: 'production', DATA_ENCRYPTION: 'off', FHIR_BASE_URL: 'http://127.0.0.1:8103' }).emr, 'fhir').baseUrl,
+    ).toBe('http://127.0.0.1:8103');
   });
 
   it('stops at a misspelt setting with the closest known name, and leaves orchestrator variables alone', () => {
@@ -151,6 +152,67 @@ describe('deployment mode', () => {
   it('puts the admin API on its own listener only when ADMIN_PORT or ADMIN_HOST is set', () => {
     expect(parseConfig({}).admin).toBeUndefined();
     expect(parseConfig({ ADMIN_PORT: '9091', ADMIN_HOST: '10.1.2.3' }).admin).toEqual({ host: '10.1.2.3', port: 9091 });
+  });
+});
+
+describe('patient data at rest (DATA_KEYS_PATH, DATA_KEYS_COMMAND, DATA_ENCRYPTION)', () => {
+  const inProduction = { ...production, NODE_ENV: 'production' };
+
+  it('seals under a key generated in the data folder when nothing is configured', () => {
+    expect(parseConfig({ DATA_DIR: '/srv/emr' }).dataKeys).toEqual({ encryption: 'on', source: { kind: 'generated', path: '/srv/emr/data-keys.json' } });
+  });
+
+  it('seals under the key file DATA_KEYS_PATH names, as an absolute path', () => {
+    expect(parseConfig({ ...production, DATA_KEYS_PATH: '/etc/emr-bridge/data-keys.json' }).dataKeys).toEqual({
+      encryption: 'on',
+      source: { kind: 'path', path: '/etc/emr-bridge/data-keys.json' },
+    });
+    expect(parseConfig({ DATA_KEYS_PATH: 'keys.json' }).dataKeys.source).toEqual({ kind: 'path', path: resolve('keys.json') });
+  });
+
+  it('seals under the key file DATA_KEYS_COMMAND prints', () => {
+    expect(parseConfig({ ...production, DATA_KEYS_COMMAND: 'vault kv get -field=keys secret/emr-bridge' }).dataKeys).toEqual({
+      encryption: 'on',
+      source: { kind: 'command', command: 'vault kv get -field=keys secret/emr-bridge' },
+    });
+  });
+
+  it('writes in clear with DATA_ENCRYPTION=off, keeping a given key source to open older values', () => {
+    expect(parseConfig({ DATA_ENCRYPTION: 'off' }).dataKeys).toEqual({ encryption: 'off', source: { kind: 'none' } });
+    expect(parseConfig({ DATA_ENCRYPTION: 'off', DATA_KEYS_PATH: '/k.json' }).dataKeys).toEqual({
+      encryption: 'off',
+      source: { kind: 'path', path: '/k.json' },
+    });
+  });
+
+  it('refuses DATA_KEYS_PATH and DATA_KEYS_COMMAND together, for a tool too', () => {
+    const both = { DATA_KEYS_PATH: '/k.json', DATA_KEYS_COMMAND: 'cat /k.json' };
+    expect(problems(both)).toEqual([expect.stringMatching(/^DATA_KEYS_COMMAND: not together with DATA_KEYS_PATH/)]);
+    expect(() => parseConfig(both, 'tools')).toThrow(/DATA_KEYS_COMMAND: not together with DATA_KEYS_PATH/);
+  });
+
+  it('refuses DATA_ENCRYPTION other than on or off', () => {
+    expect(problems({ DATA_ENCRYPTION: 'yes' }).join('\n')).toMatch(/^DATA_ENCRYPTION: must be on or off/m);
+  });
+
+  it('with NODE_ENV=production refuses to start with no data key unless DATA_ENCRYPTION=off is set, naming the settings', () => {
+    const p = problems(inProduction);
+    expect(p).toHaveLength(1);
+    for (const name of ['DATA_KEYS_PATH', 'DATA_KEYS_COMMAND', 'DATA_ENCRYPTION=off']) expect(p[0]).toContain(name);
+    expect(problems({ ...inProduction, DATA_ENCRYPTION: 'on' })).toEqual(p);
+    expect(parseConfig({ ...inProduction, DATA_ENCRYPTION: 'off' }).dataKeys).toEqual({ encryption: 'off', source: { kind: 'none' } });
+    expect(parseConfig({ ...inProduction, DATA_KEYS_COMMAND: 'cat /run/secrets/data-keys' }).dataKeys.encryption).toBe('on');
+  });
+
+  it('lets a tool (migrate, backup) run in production without a data key', () => {
+    expect(parseConfig(inProduction, 'tools').dataKeys.source).toEqual({ kind: 'none' });
+  });
+
+  it('generates no key for replicas sharing PostgreSQL: they write in clear unless given a key they all share', () => {
+    const replicas = { DATABASE_URL: 'postgres://bridge@db.internal/emr' };
+    expect(parseConfig(replicas).dataKeys).toEqual({ encryption: 'off', source: { kind: 'none' } });
+    expect(problems({ ...replicas, DATA_ENCRYPTION: 'on' })).toEqual([expect.stringMatching(/^DATA_ENCRYPTION: on needs a data key every replica shares/)]);
+    expect(parseConfig({ ...replicas, DATA_KEYS_PATH: '/k.json' }).dataKeys.encryption).toBe('on');
   });
 });
 

@@ -2,6 +2,7 @@
 // listens, schedules and handles signals; everything it runs is built by factories that tests use directly.
 import { ClientKeyError } from '../emr/fhir/auth/keys.ts';
 import { ConfigError } from '../errors.ts';
+import { DataKeysError } from '../sealing/errors.ts';
 import { HelpRequested, UsageError } from './args.ts';
 import { overview, SPECS, usageOf, type CommandName } from './specs.ts';
 import { fhirServerCommand, simulatorCommand } from './servers.ts';
@@ -22,6 +23,7 @@ const commands: Record<CommandName, () => Promise<Command>> = {
   audit: async () => (await import('./audit.ts')).auditCommand,
   schemas: async () => (await import('./schemas.ts')).schemasCommand,
   keys: async () => (await import('./keys.ts')).keysCommand,
+  'data-keys': async () => (await import('./data-keys.ts')).dataKeysCommand,
   'fhir-get': async () => (await import('./fhir-get.ts')).fhirGetCommand,
   migrate: async () => (await import('./migrate.ts')).migrateCommand,
   backup: async () => (await import('./backup.ts')).backupCommand,
@@ -50,7 +52,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`emr-bridge ${name}: ${err.message}\n\n${usageOf(SPECS[name])}\n`);
       return 2;
     }
-    if (err instanceof ConfigError || err instanceof ClientKeyError) {
+    if (err instanceof ConfigError || err instanceof ClientKeyError || err instanceof DataKeysError) {
       process.stderr.write(`emr-bridge ${name}: ${err.message}\n`);
       return 2;
     }

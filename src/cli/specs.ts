@@ -219,6 +219,27 @@ export const SPECS = {
       },
     },
   },
+  'data-keys': {
+    name: 'data-keys',
+    args: 'generate | add',
+    summary: 'the keys that seal patient data at rest: a new key file, or a new current key put first in one',
+    options: {
+      out: { type: 'string', value: 'FILE', help: 'with generate: write the key file here (mode 0600) instead of printing it' },
+      force: { type: 'boolean', help: 'with generate: replace an existing --out (its keys are lost: values sealed under them no longer open)' },
+      file: {
+        type: 'string',
+        value: 'FILE',
+        help: 'with add: the key file to add a key to (rewritten whole, mode 0600)',
+        default: 'DATA_KEYS_PATH, else <DATA_DIR>/data-keys.json',
+      },
+    },
+    notes: [
+      'generate makes a JWK Set with one new 256-bit key; add puts a new key first (it seals new values from the next start)',
+      'and keeps the others, which still open older values. The new kid is printed on standard output. The adapter reads',
+      'its keys at start: restart it after add. Replicas: a restarted one seals under the new key at once, which the others',
+      'open only once they have the new file too (docs/data-at-rest.md, key rotation).',
+    ],
+  },
   'fhir-get': {
     name: 'fhir-get',
     args: '<path>',

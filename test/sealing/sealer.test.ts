@@ -1,0 +1,159 @@
+// Sealing one value: it round-trips, never twice the same, opens only in the row it was sealed for, under a
+// key the set holds, and whole; an older key still opens after a new current one is put first. The clear
+// sealer (DATA_ENCRYPTION=off) writes values as they are and still opens what was sealed while it was on.
+import { describe, expect, it } from 'vitest';
+import { DataKeyMissingError, SealedValueInvalidError, SealedValueMisplacedError } from '../../src/sealing/errors.ts';
+import { keyIdOf } from '../../src/sealing/format.ts';
+import { createClearSealer, createSealer } from '../../src/sealing/sealer.ts';
+import { keySetOf } from './builders.ts';
+
+const CTX = 'inbox_events/body/evt-1';
+const BODY = '{"eventId":"evt-1","data":{"patient":{"name":"Marker Smith","phone":"+15550100"}}}';
+const sealerOf = async (...kids: string[]) => createSealer(await keySetOf(...kids));
+
+/** The error `promise` rejects with. */
+async function rejection(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('it opened');
+}
+
+/** `sealed` with the character at `index` replaced by another base64url character. */
+const flipped = (sealed: string, index: number): string => sealed.slice(0, index) + (sealed[index] === 'A' ? 'B' : 'A') + sealed.slice(index + 1);
+
+describe('createSealer', () => {
+  it('seals text that opens to the same text, naming no part of it', async () => {
+    const sealer = await sealerOf('k-1');
+    const sealed = await sealer.seal(BODY, CTX);
+    expect(sealed).not.toContain('Marker');
+    expect(Buffer.from(sealed, 'latin1').toString('utf8')).toBe(sealed);
+    expect(await sealer.openText(sealed, CTX)).toBe(BODY);
+    expect(keyIdOf(sealed)).toBe('k-1');
+  });
+
+  it('seals bytes that open to the same bytes, read back as text or as bytes', async () => {
+    const sealer = await sealerOf('k-1');
+    const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.from([0, 255, 128, 10])]);
+    const sealed = await sealer.sealBytes(pdf, 'outbox_documents/content/doc-1');
+    expect((await sealer.open(sealed, 'outbox_documents/content/doc-1')).equals(pdf)).toBe(true);
+    expect((await sealer.open(sealed.toString('latin1'), 'outbox_documents/content/doc-1')).equals(pdf)).toBe(true);
+  });
+
+  it('seals an empty value', async () => {
+    const sealer = await sealerOf('k-1');
+    expect(await sealer.openText(await sealer.seal('', CTX), CTX)).toBe('');
+  });
+
+  it('seals the same value differently each time (a random IV per value)', async () => {
+    const sealer = await sealerOf('k-1');
+    const [a, b] = [await sealer.seal(BODY, CTX), await sealer.seal(BODY, CTX)];
+    expect(a).not.toBe(b);
+    expect(a.split('.')[2]).not.toBe(b.split('.')[2]);
+  });
+
+  it('refuses a value sealed for one row when it is read for another', async () => {
+    const sealer = await sealerOf('k-1');
+    const sealed = await sealer.seal(BODY, CTX);
+    const err = await rejection(sealer.open(sealed, 'inbox_events/body/evt-2'));
+    expect(err).toBeInstanceOf(SealedValueMisplacedError);
+    expect(err).toMatchObject({ code: 'sealed_value_misplaced', expected: 'inbox_events/body/evt-2', found: CTX });
+    expect(err.message).toContain('inbox_events/body/evt-2');
+    expect(err.message).not.toContain('Marker');
+  });
+
+  it('names the kid of a value sealed under a key the set does not hold', async () => {
+    const sealed = await (await sealerOf('k-gone')).seal(BODY, CTX);
+    const err = await rejection((await sealerOf('k-1')).open(sealed, CTX));
+    expect(err).toBeInstanceOf(DataKeyMissingError);
+    expect(err).toMatchObject({ code: 'data_key_missing', kid: 'k-gone' });
+    expect(err.message).toContain('data key k-gone');
+    expect(err.message).toContain(CTX);
+  });
+
+  it('refuses a truncated value as invalid, wherever it is cut', async () => {
+    const sealer = await sealerOf('k-1');
+    const sealed = await sealer.seal(BODY, CTX);
+    for (const length of [sealed.length - 1, sealed.length - 23, sealed.lastIndexOf('.'), 60, 20]) {
+      const err = await rejection(sealer.open(sealed.slice(0, length), CTX));
+      expect(err, `cut at ${length}`).toBeInstanceOf(SealedValueInvalidError);
+      expect(err).toMatchObject({ code: 'sealed_value_invalid', fault: 'malformed' });
+    }
+  });
+
+  it('refuses a value with one character changed, in its ciphertext, its tag or its header', async () => {
+    const sealer = await sealerOf('k-1');
+    const sealed = await sealer.seal(BODY, CTX);
+    const [header, , iv, ciphertext] = sealed.split('.') as [string, string, string, string];
+    const ciphertextAt = header.length + 2 + iv.length + 1;
+    for (const index of [ciphertextAt + 5, sealed.length - 3, ciphertextAt - 4]) {
+      const err = await rejection(sealer.open(flipped(sealed, index), CTX));
+      expect(err, `changed at ${index}`).toBeInstanceOf(SealedValueInvalidError);
+      expect(err).toMatchObject({ code: 'sealed_value_invalid', fault: 'altered' });
+    }
+    expect(ciphertext.length).toBeGreaterThan(10);
+  });
+
+  it('refuses a header rewritten to claim another row: the header is authenticated', async () => {
+    const sealer = await sealerOf('k-1');
+    const sealed = await sealer.seal(BODY, CTX);
+    const header = Buffer.from(JSON.stringify({ alg: 'dir', enc: 'A256GCM', kid: 'k-1', ctx: 'inbox_events/body/evt-2' })).toString('base64url');
+    const moved = [header, ...sealed.split('.').slice(1)].join('.');
+    const err = await rejection(sealer.open(moved, 'inbox_events/body/evt-2'));
+    expect(err).toBeInstanceOf(SealedValueInvalidError);
+  });
+
+  it('opens values sealed under an older key once a new current key is put first, and seals new ones under the new key', async () => {
+    const before = await sealerOf('k-old');
+    const old = await before.seal(BODY, CTX);
+    const after = await sealerOf('k-new', 'k-old');
+    expect(await after.openText(old, CTX)).toBe(BODY);
+    const fresh = await after.seal(BODY, CTX);
+    expect(after.currentKid).toBe('k-new');
+    expect(after.keyIds).toEqual(['k-new', 'k-old']);
+    expect(keyIdOf(fresh)).toBe('k-new');
+    expect(await rejection(before.open(fresh, CTX))).toBeInstanceOf(DataKeyMissingError);
+  });
+
+  it('reads a clear value (written before sealing) as it is', async () => {
+    const sealer = await sealerOf('k-1');
+    expect(await sealer.openText(BODY, CTX)).toBe(BODY);
+    const bytes = Buffer.from('MSH|^~\\&|EMR|HOSPITAL');
+    expect((await sealer.open(bytes, CTX)).equals(bytes)).toBe(true);
+  });
+
+  it('refuses a context that is empty or holds a control character', async () => {
+    const sealer = await sealerOf('k-1');
+    await expect(sealer.seal(BODY, '')).rejects.toThrow(TypeError);
+    await expect(sealer.seal(BODY, 'inbox_events/body/evt\n1')).rejects.toThrow(TypeError);
+  });
+});
+
+describe('createClearSealer (DATA_ENCRYPTION=off)', () => {
+  it('writes text and bytes as they are and reads them back', async () => {
+    const clear = createClearSealer();
+    expect(clear.sealing).toBe(false);
+    expect(clear.currentKid).toBeUndefined();
+    expect(clear.keyIds).toEqual([]);
+    expect(await clear.seal(BODY, CTX)).toBe(BODY);
+    const bytes = Buffer.from([1, 2, 3]);
+    expect((await clear.sealBytes(bytes, CTX)).equals(bytes)).toBe(true);
+    expect(await clear.openText(BODY, CTX)).toBe(BODY);
+  });
+
+  it('names the kid of a sealed value when it has no keys', async () => {
+    const sealed = await (await sealerOf('k-1')).seal(BODY, CTX);
+    const err = await rejection(createClearSealer().open(sealed, CTX));
+    expect(err).toBeInstanceOf(DataKeyMissingError);
+    expect(err).toMatchObject({ kid: 'k-1' });
+  });
+
+  it('opens values sealed while encryption was on when it has their keys', async () => {
+    const sealed = await (await sealerOf('k-1')).seal(BODY, CTX);
+    const clear = createClearSealer(await keySetOf('k-1'));
+    expect(clear.keyIds).toEqual(['k-1']);
+    expect(await clear.openText(sealed, CTX)).toBe(BODY);
+  });
+});

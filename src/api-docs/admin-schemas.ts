@@ -90,6 +90,17 @@ const documentView = z.strictObject({
   sentAt: z.string().optional(),
   attempts: z.number().int(),
   emrDocumentId: z.string().nullable(),
+  documentSize: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe("The file's size in bytes, kept once its bytes are removed (a final status); absent when it came as a URL."),
+  documentSha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional()
+    .describe("The SHA-256 of the file's bytes (lowercase hex), kept with its size."),
   createdAt: iso,
   updatedAt: iso,
 });

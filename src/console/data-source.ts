@@ -128,6 +128,7 @@ export function createConsoleData(deps: ConsoleDataDeps): ConsoleData {
       return {
         ...toDocumentSummary(row),
         serviceId: row.service_id,
+        ...(row.document_size != null && row.document_sha256 != null ? { file: { size: row.document_size, sha256: row.document_sha256 } } : {}),
         history: history.map((h) => ({ at: h.at, status: h.status, detail: describeStep(h) })),
         retryable: isRetryable(row),
       };

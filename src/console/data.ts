@@ -79,6 +79,8 @@ export interface DocumentSummary {
 
 export interface DocumentDetail extends DocumentSummary {
   serviceId: string | null;
+  /** The file's size in bytes and SHA-256 (hex), kept once its bytes are removed; absent when unknown (a file by URL). */
+  file?: { size: number; sha256: string };
   /** From the EMR to its final status, oldest first. */
   history: { at: number; status: string; detail: string | null }[];
   /** Whether `retry` is allowed now (FAILED locally, or as the admin API allows). */

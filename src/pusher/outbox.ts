@@ -3,7 +3,10 @@
 import { toIso } from '../clock.ts';
 import type { DocumentHistoryEntry, OutboxRow } from '../storage/documents.ts';
 
-/** What an admin or the CLI may see of a row: identifiers, status, reasons, times. Never the request. */
+/**
+ * What an admin or the CLI may see of a row: identifiers, status, reasons, times, and the size and SHA-256 of
+ * its file (kept once the request is gone). Never the request.
+ */
 export function publicView(r: OutboxRow) {
   return {
     externalId: r.external_id,
@@ -17,6 +20,8 @@ export function publicView(r: OutboxRow) {
     ...(r.sent_at ? { sentAt: r.sent_at } : {}),
     attempts: r.attempts,
     emrDocumentId: r.emr_document_id,
+    ...(r.document_size != null ? { documentSize: r.document_size } : {}),
+    ...(r.document_sha256 != null ? { documentSha256: r.document_sha256 } : {}),
     createdAt: new Date(r.created_at).toISOString(),
     updatedAt: new Date(r.updated_at).toISOString(),
   };

@@ -7,6 +7,7 @@
 // test/storage/documents-*.contract.test.ts.
 import type { DocumentRequest, DocumentResource } from '../contract/documents.ts';
 import type { DocumentType } from '../contract/events.ts';
+import { createClearSealer, type Sealer } from '../sealing/sealer.ts';
 
 export type OutboxState = 'queued' | 'SENT' | 'HELD' | 'FAILED' | 'SUPPRESSED' | 'REJECTED';
 
@@ -18,6 +19,10 @@ export interface OutboxRow {
   emr_version: string | null;
   /** The EMR patient the document is for (documents from the EMR). */
   emr_patient_id: string | null;
+  /**
+   * The request as stored while the document may still be sent (NULL afterwards): sealed for its row (CONTRACT
+   * section 7; clear when written before sealing or with DATA_ENCRYPTION=off). requestOf opens it.
+   */
   request: string | null;
   state: OutboxState;
   status_reason: string | null;
@@ -35,6 +40,10 @@ export interface OutboxRow {
   emr_synced: number;
   created_at: number;
   updated_at: number;
+  /** Bytes of the decoded file, kept once the request is gone; null when the file came as a URL (or unknown: refused, older rows). */
+  document_size: number | null;
+  /** SHA-256 of the decoded file (lowercase hex), kept with its size. */
+  document_sha256: string | null;
 }
 
 /** A row claimed for a send, without its request (see SendQueue.requestOf). */
@@ -117,9 +126,10 @@ export interface SendQueue {
   /** Whether a queued row may be due now (cheap; the row may still be leased). */
   anyDue(): Promise<boolean>;
   /**
-   * The request of a claimed row, to send (parsed). Null when the row keeps none (it is final by now). A
-   * request's text never changes while its row may be sent, so an implementation may hand back the object
-   * it was enqueued with instead of reading the row.
+   * The request of a claimed row, to send (opened and parsed). Null when the row keeps none (it is final by
+   * now). A request's text never changes while its row may be sent, so an implementation may hand back the
+   * object it was enqueued with instead of reading the row. Rejects with the sealing error (DataKeyMissingError,
+   * SealedValueInvalidError, SealedValueMisplacedError) when the stored request does not open.
    */
   requestOf(externalId: string): Promise<DocumentRequest | null>;
   /** Queues a document that failed before the service took it, with fresh attempts. False if it cannot be. */
@@ -232,6 +242,19 @@ export interface DocumentStoreOptions {
  * (a few hundred 100 KB documents): a send then neither reads its request back nor parses it.
  */
 export const DEFAULT_REQUEST_MEMORY_CHARS = 64 * 1024 * 1024;
+
+/**
+ * A document store's sealer and options from its factory's arguments: `(sealer?, opts?)`, or the older
+ * `(opts)`; no sealer writes requests in clear (createClearSealer), and opens only clear ones.
+ */
+export function storeSettings(
+  sealerOrOpts: Sealer | DocumentStoreOptions | undefined,
+  opts: DocumentStoreOptions = {},
+): { sealer: Sealer; opts: DocumentStoreOptions } {
+  const isSealer = (x: Sealer | DocumentStoreOptions | undefined): x is Sealer => typeof (x as Sealer | undefined)?.openText === 'function';
+  if (isSealer(sealerOrOpts)) return { sealer: sealerOrOpts, opts };
+  return { sealer: createClearSealer(), opts: sealerOrOpts ?? opts };
+}
 
 /** The columns an outcome sets, as values (null: none); a status reason defaults to the service's. */
 export function outcomeValues(o: Outcome) {

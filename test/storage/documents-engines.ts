@@ -1,9 +1,12 @@
 // The engines the document store's contract runs on (test/storage/documents*.contract.test.ts): each opens a
 // fresh, migrated database with a manual clock and a document store over it. PostgreSQL opens a database of its
 // own per call on the run's test server (../support/postgres.ts). Either opens another store on the same
-// database: a second replica's (PostgreSQL: its own pool, the same clock), or a restarted process's (SQLite).
-import { createManualClock, type ManualClock } from '../../src/clock.ts';
+// database: a second replica's (PostgreSQL: its own pool, the same clock), or a restarted process's (SQLite),
+// sealing requests with a given sealer (its own data keys) or, without one, writing them in clear.
+import { type Clock, createManualClock, type ManualClock } from '../../src/clock.ts';
 import type { DocumentRequest } from '../../src/contract/documents.ts';
+import { generateKeyFile, importKeySet } from '../../src/sealing/keys.ts';
+import { createSealer, type Sealer } from '../../src/sealing/sealer.ts';
 import { openDatabase } from '../../src/sqlite/open.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import type { DocumentStore, NewDocument } from '../../src/storage/documents.ts';
@@ -22,9 +25,10 @@ export interface OpenedDocuments {
   query<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
   /**
    * Another store on the same database, holding nothing in memory: a second replica's, with its own pool
-   * (PostgreSQL), or this process's after a restart (SQLite, where one process owns the database).
+   * (PostgreSQL), or this process's after a restart (SQLite, where one process owns the database). It seals
+   * requests with `sealer` (none: in clear).
    */
-  replica(): DocumentStore;
+  replica(sealer?: Sealer): DocumentStore;
   close(): Promise<void>;
 }
 
@@ -42,7 +46,7 @@ const sqlite: DocumentEngine = {
       name: 'sqlite',
       clock,
       documents: createSqliteDocumentStore(db, clock),
-      replica: () => createSqliteDocumentStore(db, clock),
+      replica: (sealer?: Sealer) => createSqliteDocumentStore(db, clock, sealer),
       async query<T>(sql: string, ...params: unknown[]) {
         const statement = db.prepare(sql);
         if (statement.reader) return statement.all(...params) as T[];
@@ -75,10 +79,10 @@ const postgres: DocumentEngine = {
         );
         return rows as T[];
       },
-      replica() {
+      replica(sealer?: Sealer) {
         const other = createPool(database.url, { max: 4 });
         pools.push(other);
-        return createPostgresDocumentStore(other, clock);
+        return createPostgresDocumentStore(other, clock, sealer);
       },
       async close() {
         for (const p of pools) await p.end();
@@ -122,3 +126,6 @@ export const apiDocument = (externalId: string, o: Partial<NewDocument> = {}): N
 /** A document from the EMR (its status is written back there). */
 export const emrDocument = (externalId: string, o: Partial<NewDocument> = {}): NewDocument =>
   apiDocument(externalId, { source: 'emr', emrDocumentId: externalId, emrVersion: '1', ...o });
+
+/** A sealer holding one new data key of its own (DATA_ENCRYPTION=on). */
+export const sealerWithNewKey = async (clock: Clock): Promise<Sealer> => createSealer(await importKeySet(generateKeyFile(clock)));

@@ -29,6 +29,7 @@ async function documentPage(c: ConsoleContext, ctx: Context, d: DocumentDetail):
 <div><dt>Status</dt><dd id="document-status">${badge(d.status)}</dd></div>
 <div><dt>Error</dt><dd>${d.errorCode ?? '—'}</dd></div>
 <div><dt>Patient (serviceId)</dt><dd>${d.serviceId ?? '—'}</dd></div>
+<div><dt>File</dt><dd id="document-file">${d.file ? html`${d.file.size} bytes, SHA-256 <code>${d.file.sha256}</code>` : '—'}</dd></div>
 <div><dt>Entered the outbox</dt><dd>${when(d.createdAt)}</dd></div>
 <div><dt>Changed</dt><dd>${when(d.updatedAt)}</dd></div>
 </dl>

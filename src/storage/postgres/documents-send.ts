@@ -6,11 +6,12 @@
 // A retry or a give-back changes a row only while it still holds the lease it was claimed with. No lease is
 // freed at start: another replica may be alive and sending; a dead one's leases run out and are claimed then.
 // A request enqueued by this replica is handed back from memory (../documents-request-memory.ts explains why
-// that is sound with replicas); any other is read from its row. A retry and an operator's resend write their
+// that is sound with replicas); any other is read from its row and opened (../documents-requests.ts). A retry and an operator's resend write their
 // history rows in the same statement (a data-modifying WITH).
 import type { Clock } from '../../clock.ts';
-import type { DocumentRequest } from '../../contract/documents.ts';
+import type { Sealer } from '../../sealing/sealer.ts';
 import type { RequestMemory } from '../documents-request-memory.ts';
+import { openStoredRequest, prepareDocument } from '../documents-requests.ts';
 import type { ClaimedRow, NewDocument, OutboxRow, SendEnd, SendQueue } from '../documents.ts';
 import { byExternalId, insertDocument, type Queryable, recordOutcomes, ROW_WITHOUT_REQUEST } from './documents-sql.ts';
 import { type Pool, withTransaction } from './pool.ts';
@@ -67,8 +68,8 @@ async function giveBack(q: Queryable, clock: Clock, ended: readonly Ended<'unsen
   );
 }
 
-export function createPostgresSendQueue(pool: Pool, clock: Clock, memory: RequestMemory): SendQueue {
-  const enqueue = (e: NewDocument) => insertDocument(pool, clock, e, memory.keep);
+export function createPostgresSendQueue(pool: Pool, clock: Clock, memory: RequestMemory, sealer: Sealer): SendQueue {
+  const enqueue = async (e: NewDocument) => insertDocument(pool, clock, await prepareDocument(sealer, e), memory.keep);
 
   async function recordEnded(q: Queryable, ended: readonly SendEnd[]): Promise<void> {
     const outcomes = ended.filter((e): e is Extract<SendEnd, { outcome: unknown }> => 'outcome' in e);
@@ -105,8 +106,8 @@ export function createPostgresSendQueue(pool: Pool, clock: Clock, memory: Reques
       const kept = memory.take(externalId);
       if (kept) return kept;
       const { rows } = await pool.query<{ request: string | null }>('SELECT request FROM outbox_documents WHERE external_id = $1', [externalId]);
-      const text = rows[0]?.request;
-      return text ? (JSON.parse(text) as DocumentRequest) : null;
+      const stored = rows[0]?.request;
+      return stored ? openStoredRequest(sealer, externalId, stored) : null;
     },
     async resend(externalId) {
       const { rowCount } = await pool.query(

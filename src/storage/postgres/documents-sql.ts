@@ -3,7 +3,8 @@
 // what it changed (a data-modifying WITH).
 import type { Clock } from '../../clock.ts';
 import type { DocumentRequest } from '../../contract/documents.ts';
-import { type NewDocument, type Outcome, type OutboxRow, outcomeValues } from '../documents.ts';
+import type { PreparedDocument } from '../documents-requests.ts';
+import { type Outcome, type OutboxRow, outcomeValues } from '../documents.ts';
 import type { Pool, PoolClient } from './pool.ts';
 
 /** A pool (one statement, its own transaction) or a connection inside a transaction. */
@@ -14,7 +15,7 @@ export const FINAL = "(t.state IN ('SENT', 'SUPPRESSED') OR (t.state = 'FAILED' 
 
 /** Every column but `request`, over the alias `t`. */
 export const ROW_WITHOUT_REQUEST =
-  't.external_id, t.document_type, t.source, t.emr_document_id, t.emr_version, t.emr_patient_id, t.state, t.status_reason, t.error_code, t.service_id, t.patient_service_id, t.release_after, t.sent_at, t.attempts, t.next_attempt_at, t.lease_until, t.next_poll_at, t.emr_synced, t.created_at, t.updated_at';
+  't.external_id, t.document_type, t.source, t.emr_document_id, t.emr_version, t.emr_patient_id, t.state, t.status_reason, t.error_code, t.service_id, t.patient_service_id, t.release_after, t.sent_at, t.attempts, t.next_attempt_at, t.lease_until, t.next_poll_at, t.emr_synced, t.created_at, t.updated_at, t.document_size, t.document_sha256';
 
 /** In key order: transactions that update the same rows lock them in the same order (no deadlock between two). */
 export const byExternalId = <T extends { externalId: string }>(items: readonly T[]): T[] =>
@@ -23,20 +24,21 @@ export const byExternalId = <T extends { externalId: string }>(items: readonly T
 /**
  * Inserts a new row, queued or (refused by the checks) REJECTED, unless the externalId has one: the unique key
  * decides between replicas enqueueing the same document at once (the second waits for the first's commit,
- * then does nothing and reads the row that stands). `kept` is handed a new row's request.
+ * then does nothing and reads the row that stands). The request comes sealed (../documents-requests.ts);
+ * `kept` is handed a new row's plain request.
  */
 export async function insertDocument(
   q: Queryable,
   clock: Clock,
-  e: NewDocument,
+  { document: e, request: prepared }: PreparedDocument,
   kept: (externalId: string, request: DocumentRequest, chars: number) => void,
 ): Promise<{ row: OutboxRow; created: boolean }> {
-  const request = e.rejected ? null : JSON.stringify(e.request);
+  const request = prepared?.stored ?? null;
   const now = clock.now();
   const inserted = await q.query<Omit<OutboxRow, 'request'>>(
     `WITH ins AS (
-       INSERT INTO outbox_documents AS t (external_id, document_type, source, emr_document_id, emr_version, emr_patient_id, request, state, status_reason, error_code, emr_synced, next_attempt_at, lease_until, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $12, $12)
+       INSERT INTO outbox_documents AS t (external_id, document_type, source, emr_document_id, emr_version, emr_patient_id, request, state, status_reason, error_code, emr_synced, next_attempt_at, lease_until, created_at, updated_at, document_size, document_sha256)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $12, $12, $13, $14)
        ON CONFLICT (external_id) DO NOTHING
        RETURNING ${ROW_WITHOUT_REQUEST}),
      h AS (INSERT INTO document_history (external_id, at, status, attempt, detail) SELECT external_id, $12, state, NULL, error_code FROM ins)
@@ -54,11 +56,13 @@ export async function insertDocument(
       e.rejected?.code ?? null,
       e.rejected && e.emrDocumentId ? 0 : 1,
       now,
+      prepared?.digest?.size ?? null,
+      prepared?.digest?.sha256 ?? null,
     ],
   );
   const created = inserted.rows[0];
   if (created) {
-    if (e.request && request) kept(e.externalId, e.request, request.length);
+    if (e.request && prepared) kept(e.externalId, e.request, prepared.json.length);
     return { row: { ...created, request }, created: true };
   }
   // A statement of its own: its snapshot sees the row whose insert this one waited for and yielded to.
@@ -69,7 +73,7 @@ export async function insertDocument(
 /**
  * New statuses of rows, in one statement; a final row never moves again (a late answer, a HELD that crossed a
  * document.delivered, changes nothing). The request is kept while the document may still be sent: queued, or
- * failed before the service took it.
+ * failed before the service took it; its file's size and SHA-256 stay after it.
  */
 export async function recordOutcomes(q: Queryable, clock: Clock, outcomes: readonly { externalId: string; outcome: Outcome }[]): Promise<void> {
   if (!outcomes.length) return;

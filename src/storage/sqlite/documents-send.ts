@@ -1,11 +1,13 @@
 // The send side of the SQLite outbox: claims by the due index, a claim overwriting the row in place, the
 // outcomes of sends that ended recorded in one transaction with the next claim (settle), requests held in
-// memory for sends enqueued here, and every lease freed at start (one process owns the database). A retry
-// and an operator's resend write their history row in their own transaction.
+// memory for sends enqueued here (any other is read from its row and opened: ../documents-requests.ts), and
+// every lease freed at start (one process owns the database). A retry and an operator's resend write their
+// history row in their own transaction.
 import type { Clock } from '../../clock.ts';
-import type { DocumentRequest } from '../../contract/documents.ts';
+import type { Sealer } from '../../sealing/sealer.ts';
 import type { Db } from '../../sqlite/open.ts';
 import type { RequestMemory } from '../documents-request-memory.ts';
+import { openStoredRequest, prepareDocument } from '../documents-requests.ts';
 import type { ClaimedRow, Outcome, OutboxRow, SendEnd, SendQueue } from '../documents.ts';
 import { createSqliteDocumentHistory } from './document-history.ts';
 import { ROW_WITHOUT_REQUEST } from './documents-sql.ts';
@@ -41,9 +43,9 @@ function createClaims(db: Db, clock: Clock) {
 export function createSqliteSendQueue(
   db: Db,
   clock: Clock,
-  parts: { enqueue: Enqueue; recordOutcome: (externalId: string, o: Outcome) => void; memory: RequestMemory },
+  parts: { enqueue: Enqueue; recordOutcome: (externalId: string, o: Outcome) => void; memory: RequestMemory; sealer: Sealer },
 ): SendQueue {
-  const { enqueue, recordOutcome, memory } = parts;
+  const { enqueue, recordOutcome, memory, sealer } = parts;
   const storedRequest = db.prepare('SELECT request FROM outbox_documents WHERE external_id = ?').pluck();
   const retry = db.prepare(
     "UPDATE outbox_documents SET next_attempt_at = ?, lease_until = NULL, error_code = ?, status_reason = ?, updated_at = ? WHERE external_id = ? AND state = 'queued' AND lease_until = ?",
@@ -82,7 +84,8 @@ export function createSqliteSendQueue(
   });
 
   return {
-    enqueue: async (e) => enqueue(e),
+    // Sealed first: nothing asynchronous may run inside the insert's transaction.
+    enqueue: async (e) => enqueue(await prepareDocument(sealer, e)),
     claimDue: async (limit, leaseMs) => claimDue.immediate(limit, leaseMs),
     recordOutcome: async (externalId, o) => recordOutcome(externalId, o),
     settle: async (ended, limit, leaseMs) => (ended.length || limit > 0 ? settle.immediate(ended, limit, leaseMs) : []),
@@ -90,8 +93,8 @@ export function createSqliteSendQueue(
     async requestOf(externalId) {
       const kept = memory.take(externalId);
       if (kept) return kept;
-      const text = storedRequest.get(externalId) as string | null | undefined;
-      return text ? (JSON.parse(text) as DocumentRequest) : null;
+      const stored = storedRequest.get(externalId) as string | null | undefined;
+      return stored ? openStoredRequest(sealer, externalId, stored) : null;
     },
     resend: async (externalId) => resendRecorded.immediate(externalId),
     releaseLeases: async () => releaseLeases.run({ now: clock.now() }).changes,

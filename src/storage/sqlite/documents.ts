@@ -17,24 +17,32 @@
 // - a claimed row comes without its request, and the requests enqueued here and not sent yet are held in
 //   memory, parsed, up to a bound: a send neither reads its request back nor parses it again (requestOf);
 //   after a restart, or past the bound, it is read from the row.
+//
+// A request is stored sealed for its row by `sealer` (../documents-requests.ts), sealed before the transaction
+// that writes it; without one, in clear (createClearSealer).
 import type { Clock } from '../../clock.ts';
+import type { Sealer } from '../../sealing/sealer.ts';
 import type { Db } from '../../sqlite/open.ts';
 import { createRequestMemory } from '../documents-request-memory.ts';
-import { DEFAULT_REQUEST_MEMORY_CHARS, type DocumentStore, type DocumentStoreOptions } from '../documents.ts';
+import { DEFAULT_REQUEST_MEMORY_CHARS, type DocumentStore, type DocumentStoreOptions, storeSettings } from '../documents.ts';
 import { createSqliteFollowUps } from './documents-follow-ups.ts';
 import { createSqliteScanLedger } from './documents-scan.ts';
 import { createSqliteSendQueue } from './documents-send.ts';
 import { createSqliteOutboxViews } from './documents-views.ts';
 import { createEnqueue, createOutcomeRecorder } from './documents-writes.ts';
 
-export function createSqliteDocumentStore(db: Db, clock: Clock, opts: DocumentStoreOptions = {}): DocumentStore {
+export function createSqliteDocumentStore(db: Db, clock: Clock, sealer?: Sealer, opts?: DocumentStoreOptions): DocumentStore;
+/** The older form: options only, requests in clear. */
+export function createSqliteDocumentStore(db: Db, clock: Clock, opts: DocumentStoreOptions): DocumentStore;
+export function createSqliteDocumentStore(db: Db, clock: Clock, sealerOrOpts?: Sealer | DocumentStoreOptions, options?: DocumentStoreOptions): DocumentStore {
+  const { sealer, opts } = storeSettings(sealerOrOpts, options);
   const memory = createRequestMemory(opts.requestMemoryChars ?? DEFAULT_REQUEST_MEMORY_CHARS);
   const enqueue = createEnqueue(db, clock, memory.keep);
   const recordOutcome = createOutcomeRecorder(db, clock);
   return {
-    ...createSqliteSendQueue(db, clock, { enqueue, recordOutcome, memory }),
+    ...createSqliteSendQueue(db, clock, { enqueue, recordOutcome, memory, sealer }),
     ...createSqliteFollowUps(db, clock),
     ...createSqliteOutboxViews(db),
-    ...createSqliteScanLedger(db, clock, enqueue),
+    ...createSqliteScanLedger(db, clock, enqueue, sealer),
   };
 }

@@ -13,7 +13,9 @@
 import type { Clock } from '../clock.ts';
 import { UnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import type { Sealer } from '../sealing/sealer.ts';
 import { isPromise, type InboxRow, type InboxStore } from '../storage/inbox.ts';
+import { INBOX_BODY, sealContext } from '../storage/sealed-contexts.ts';
 import { createGroupCommitter } from './group-commit.ts';
 import { createWriteHealth, type WriteFailure, type WriteHealth } from './write-health.ts';
 
@@ -53,6 +55,8 @@ export interface InboxDeps {
   logger: Logger;
   /** How often a store that cannot take writes is probed with a real write (default 2 s). */
   probeIntervalMs?: number;
+  /** Seals each body before it is written (patient data at rest); without one, or with sealing off, bodies are written in clear. */
+  sealer?: Sealer;
 }
 
 /** The two answers, shared by every request (never mutated). */
@@ -62,7 +66,7 @@ const DUPLICATE: StoreResult = Object.freeze({ duplicate: true });
 const unavailable = (cause: unknown) => new UnavailableError('the inbox cannot take the event now', cause, 'inbox_unavailable');
 
 export function createInbox(deps: InboxDeps): Inbox {
-  const { store, clock, logger } = deps;
+  const { store, clock, logger, sealer } = deps;
   const health = createWriteHealth({
     clock,
     logger,
@@ -71,8 +75,13 @@ export function createInbox(deps: InboxDeps): Inbox {
   });
   const write = groupWriter(store, logger, health);
   return {
-    // One row object, no spread and no further promise: the commit resolves with the answer itself.
-    store: (e) => write.submit({ eventId: e.eventId, eventType: e.eventType, headers: e.headers, body: e.body, receivedAt: clock.now() }),
+    // One row object, no spread and, in clear, no further promise: the commit resolves with the answer itself.
+    store: sealer?.sealing
+      ? async (e) => {
+          const body = await sealer.sealBytes(e.body, sealContext(INBOX_BODY, e.eventId));
+          return write.submit({ eventId: e.eventId, eventType: e.eventType, headers: e.headers, body, receivedAt: clock.now() });
+        }
+      : (e) => write.submit({ eventId: e.eventId, eventType: e.eventType, headers: e.headers, body: e.body, receivedAt: clock.now() }),
     async close() {
       await write.close();
       health.stop();

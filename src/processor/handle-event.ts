@@ -13,7 +13,7 @@ import type { ClaimedEvent, TakenEvent, VersionWrite } from '../storage/processi
 import type { IncidentGate } from '../work/incident-gate.ts';
 import type { RetryPolicy } from '../work/retry-decision.ts';
 import { type Applied, type ApplyDeps, applyEvent, type DocumentEventSink } from './apply.ts';
-import { parseStoredEvent, type Parsed, type ParsedEvent } from '../contract/stored-event.ts';
+import type { Parsed, ParsedEvent } from '../contract/stored-event.ts';
 import type { OutcomeBatch } from './write-batch.ts';
 
 /** The processor's counters: alerts by kind (event, mapping) and events that reached a final state, by state. */
@@ -142,7 +142,7 @@ function createClaimedEvents(queue: ProcessorStores['queue']): { keep(events: Ta
     },
     async take(c) {
       const kept = taken.get(c.inboxId);
-      if (kept === undefined) return parseStoredEvent(await queue.body(c.inboxId), c.eventId);
+      if (kept === undefined) return queue.event(c.inboxId);
       taken.delete(c.inboxId);
       return { ok: true, ...kept };
     },

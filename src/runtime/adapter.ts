@@ -1,5 +1,7 @@
 // The composition root: builds every part of the adapter from a Config and runs it. The CLI's `serve`
 // and the end-to-end tests call startAdapter; nothing else constructs parts, so a fork swaps a part here.
+import { loadSealer } from '../sealing/load.ts';
+import type { Sealer } from '../sealing/sealer.ts';
 import { loadCredentialsFile } from '../access/credentials-file.ts';
 import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
@@ -26,6 +28,8 @@ export interface StartAdapterOptions {
   clock?: Clock;
   /** Replaces the EMR port built from the config (tests, benchmarks, forks); no bundled EMR starts then, and the EMR module's settings are not read. */
   emr?: EmrPort;
+  /** Replaces the sealer the data key settings make (tests); by default the keys are read at start. */
+  sealer?: Sealer;
 }
 
 export interface RunningAdapter {
@@ -62,6 +66,8 @@ interface Built {
   status: DependencyStatus;
   metrics: Metrics;
   emr: EmrPort;
+  /** Seals patient data at rest (docs/data-at-rest.md), its keys read before anything is written. */
+  sealer: Sealer;
 }
 
 type Undo = ReturnType<typeof createUndoStack>;
@@ -87,6 +93,8 @@ async function startOutsideParts(opts: StartAdapterOptions, undo: Undo): Promise
   const bundledEmr = config.emr.bundled && !opts.emr;
   // What the EMR's settings point at (a key file) is checked before anything runs; a passed-in EMR signs in its own way.
   const prepared = opts.emr ? undefined : await module.prepare(config.emr.settings, bundledEmr);
+  // The data keys too (a file, or a command's output; generated under DATA_DIR in zero-configuration mode).
+  const sealer = opts.sealer ?? (await loadSealer(config.dataKeys));
   const bundled = config.bundled.service ? await startBundledServices(config, logger) : undefined;
   undo.push(() => bundled?.close());
   const clock = opts.clock ?? bundled?.serviceClock ?? systemClock;
@@ -110,7 +118,7 @@ async function startOutsideParts(opts: StartAdapterOptions, undo: Undo): Promise
   const emrWatch: EmrWatch = await checkEmrAtStart(emr, logger.child({ component: 'emr' }), where);
   undo.push(() => emrWatch.stop());
   const adminToken = bundled?.adminToken ?? config.adminToken!;
-  return { config, logger, clock, bundled, bundledEmr, running, adminToken, status, metrics, emr };
+  return { config, logger, clock, bundled, bundledEmr, running, adminToken, status, metrics, emr, sealer };
 }
 
 /** bundled.json says where the EMR's stand-in listens (the CLI reads it), or that none runs this time. */
@@ -122,9 +130,9 @@ function rememberEmrAddress(config: StartAdapterOptions['config'], bundled: Bund
 /** The store, the service client and the workers (not started yet). */
 async function openInsideParts(b: Built, opts: StartAdapterOptions, undo: Undo) {
   const { config, clock, logger, status, metrics, emr } = b;
-  const storage = await openStorage(config, { clock, logger });
+  const storage = await openStorage(config, { clock, logger, sealer: b.sealer });
   undo.push(() => storage.close());
-  const inbox = createInbox({ store: storage.inbox, clock, logger });
+  const inbox = createInbox({ store: storage.inbox, clock, logger, sealer: b.sealer });
   undo.push(() => inbox.close());
   const credentials: Credentials = {
     keyId: config.service.keyId ?? '',

@@ -46,6 +46,9 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
+    // A value deleted or replaced (a body pruned by retention, a value re-sealed) is overwritten with zeros,
+    // not left readable in the file's free pages (docs/data-at-rest.md).
+    db.pragma('secure_delete = ON');
     try {
       if (opts.migrate ?? true) migrate(db, opts.migrationsDir);
     } catch (err) {
@@ -69,7 +72,7 @@ export function checkpointOffTheEventLoop(db: Db, path: string, opts: Pick<OpenD
     worker = startCheckpointWorker(path, {
       ...(opts.checkpoints || {}),
       logger,
-      restart: () => restartWal(db),
+      restart: () => checkpointWal(db, 'RESTART'),
       // The thread is gone: SQLite's own checkpoints (inside commits) keep the WAL bounded from here on.
       onDied: () => {
         if (db.open) db.pragma('wal_autocheckpoint = 1000');
@@ -94,16 +97,18 @@ export function checkpointOffTheEventLoop(db: Db, path: string, opts: Pick<OpenD
 }
 
 /**
- * The WAL at its bound: a RESTART on the writer's own connection (the worker has copied all but the last commit or
- * two), after which the next commit starts the WAL over. It waits for nothing: a lock taken (another process's
- * write, a reader on an old snapshot, the worker mid-checkpoint) and it is skipped, to be asked again.
+ * A checkpoint on the writer's own connection. RESTART: the WAL at its bound (the worker has copied all but the
+ * last commit or two), after which the next commit starts the WAL over. TRUNCATE: after retention dropped
+ * values, so that neither the WAL nor the file's pages keep them (the zeros of secure_delete reach the file,
+ * and the WAL is emptied). It waits for nothing: a lock taken (another process's write, a reader on an old
+ * snapshot, the worker mid-checkpoint) and it is skipped, to be asked again.
  */
-function restartWal(db: Db): CheckpointResult | undefined {
+export function checkpointWal(db: Db, mode: 'RESTART' | 'TRUNCATE'): CheckpointResult | undefined {
   if (!db.open || db.inTransaction) return undefined;
   const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
   db.pragma('busy_timeout = 0');
   try {
-    return (db.pragma('wal_checkpoint(RESTART)') as CheckpointResult[])[0];
+    return (db.pragma(`wal_checkpoint(${mode})`) as CheckpointResult[])[0];
   } finally {
     db.pragma(`busy_timeout = ${busyTimeout}`);
   }

@@ -72,7 +72,10 @@ export interface EventViews {
   /** Events matching every filter given, newest first, `limit` at most. */
   search(q: EventSearch): Promise<EventRow[]>;
   get(eventId: string): Promise<EventRecord | undefined>;
-  /** The stored body; null once retention pruned it; undefined when there is no such event. */
+  /**
+   * The stored body, opened (sealed at rest); null once retention pruned it; undefined when there is no such
+   * event. Rejects with the sealing error (naming the key id) when it does not open.
+   */
   body(eventId: string): Promise<Buffer | null | undefined>;
   /** Per minute with anything in [since, until) (epoch ms), oldest first; minutes with nothing are left out. */
   perMinute(since: number, until: number): Promise<MinuteCounts[]>;

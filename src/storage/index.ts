@@ -4,6 +4,7 @@
 // that chooses.
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
+import type { Sealer } from '../sealing/sealer.ts';
 import type { AuditStore } from './audit.ts';
 import type { ConsoleSessionStore } from './console-sessions.ts';
 import type { Coordination } from './coordination.ts';
@@ -57,6 +58,13 @@ export function holdStore(settings: StorageSettings, clock: Clock): StoreHold {
 }
 
 /** Opens the configured store, its schema checked (SchemaOutdatedError names the command to run). */
-export function openStorage(settings: StorageSettings, deps: { clock: Clock; logger: Logger }): Promise<Storage> {
+/** What the stores are opened with: `sealer` seals and opens patient data at rest (./sealed-contexts.ts); none: clear only. */
+export interface StorageDeps {
+  clock: Clock;
+  logger: Logger;
+  sealer?: Sealer;
+}
+
+export function openStorage(settings: StorageSettings, deps: StorageDeps): Promise<Storage> {
   return settings.databaseUrl ? openPostgresStorage(settings.databaseUrl, deps) : Promise.resolve(openSqliteStorage(settings.databasePath, deps));
 }

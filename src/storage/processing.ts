@@ -4,7 +4,7 @@
 // batch. The implementations are ./sqlite/processing.ts and ./postgres/processing.ts; the lease rule is the
 // one of src/work/lease.ts.
 import type { MappingEntityType } from '../contract/api.ts';
-import type { ParsedEvent } from '../contract/stored-event.ts';
+import type { Parsed, ParsedEvent } from '../contract/stored-event.ts';
 import type { AppliedVersion } from './versions.ts';
 
 /** 'dismissed': a dead letter a person set aside for good (see src/processor/dead-letters.ts). */
@@ -78,8 +78,11 @@ export interface ProcessingQueue {
    * and counting an attempt. An event whose lease is live is never handed out; one whose lease ran out is.
    */
   claim(limit: number, leaseMs: number): Promise<ClaimedEvent[]>;
-  /** The stored body of an event (null once retention pruned it). */
-  body(inboxId: number): Promise<Buffer | null>;
+  /**
+   * The stored event, its body opened (sealed at rest) and parsed: the parse of a claim of an event another
+   * process took in. Not ok when the body was pruned, does not open (the reason names the key id) or is no event.
+   */
+  event(inboxId: number): Promise<Parsed>;
   /**
    * Writes `outcomes` (marks, versions, mapping claims, EMR references, one history row per change) in one
    * transaction and, when `next` is given, claims the next batch in that same transaction. Nothing is written

@@ -66,6 +66,19 @@ describe.each(engines)('dead letters and retention on $name', (engine) => {
     expect((await e.stores.deadLetters.events.page({ state: 'dismissed', afterInboxId: 0, limit: 9 })).length).toBe(1);
   });
 
+  it("drops a dismissed dead letter's body once the dismissal is past the cutoff, and keeps its row", async () => {
+    e = await engine.open();
+    const [dismissed, dead] = await finished('dead', 'apt_1', 'apt_2');
+    await e.stores.deadLetters.events.dismiss(dismissed!.eventId, 'test data', 'admin');
+    const body = async (eventId: string) =>
+      Boolean((await e.query<{ has: number | boolean }>('SELECT body IS NOT NULL AS has FROM inbox_events WHERE event_id = ?', eventId))[0]?.has);
+    expect(await e.stores.retention.pruneEvents({ bodiesBefore: e.clock.now(), eventsBefore: 0 })).toEqual({ bodies: 0, events: 0 });
+    expect(await e.stores.retention.pruneEvents({ bodiesBefore: e.clock.now() + 1, eventsBefore: e.clock.now() + 1 })).toEqual({ bodies: 1, events: 0 });
+    expect(await body(dismissed!.eventId)).toBe(false);
+    expect(await body(dead!.eventId)).toBe(true);
+    expect(await stateOf(dismissed!.eventId)).toBe('dismissed');
+  });
+
   it('pages parked mappings by entity, reopens them all and dismisses one', async () => {
     e = await engine.open();
     const { inboxId } = await e.store({ eventId: 'ev-m', eventType: 'appointment.created' });

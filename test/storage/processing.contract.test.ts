@@ -111,12 +111,13 @@ describe.each(engines)('the processing queue on $name', (engine) => {
     expect((await e.stores.queue.claim(10, LEASE)).length).toBe(2);
   });
 
-  it('gives the stored body of an event', async () => {
+  it('gives a stored event parsed, and a reason for one no longer stored', async () => {
     await open();
     const body = appointmentEvent();
     const { inboxId } = await e.store(body);
-    expect(JSON.parse((await e.stores.queue.body(inboxId))!.toString('utf8'))).toEqual(body);
-    expect(await e.stores.queue.body(inboxId + 1000)).toBeNull();
+    const parsed = await e.stores.queue.event(inboxId);
+    expect(parsed.ok && parsed.event.eventId).toBe(body.eventId);
+    expect(await e.stores.queue.event(inboxId + 1000)).toEqual({ ok: false, reason: expect.stringMatching(/^body_pruned:/) });
   });
 
   it('frees, at start, the leases only where one process owns the database (SQLite), none on PostgreSQL', async () => {

@@ -11,6 +11,8 @@ import { createPool, type Pool } from '../../src/storage/postgres/pool.ts';
 import { createPostgresProcessorStores } from '../../src/storage/postgres/processor-stores.ts';
 import type { ProcessorStores } from '../../src/storage/processor-stores.ts';
 import { createSqliteProcessorStores } from '../../src/storage/sqlite/processor-stores.ts';
+import type { Sealer } from '../../src/sealing/sealer.ts';
+import { INBOX_BODY, sealContext } from '../../src/storage/sealed-contexts.ts';
 import { createTestDatabase } from '../support/postgres.ts';
 
 export interface OpenedEngine {
@@ -33,26 +35,30 @@ export interface OpenedEngine {
 
 export interface Engine {
   name: 'sqlite' | 'postgres';
-  open(): Promise<OpenedEngine>;
+  /** `sealer`: the stores open bodies with it, and `store` seals them with it as the receiver's inbox does. */
+  open(opts?: { sealer?: Sealer }): Promise<OpenedEngine>;
 }
 
 const bodyOf = (body: unknown) => Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+/** The bytes the receiver's inbox would write: sealed for the row when a sealer is given. */
+const storedBytes = async (body: unknown, eventId: string, sealer: Sealer | undefined) =>
+  sealer ? sealer.sealBytes(bodyOf(body), sealContext(INBOX_BODY, eventId)) : bodyOf(body);
 const idOf = (body: unknown, eventId: string | undefined) => eventId ?? (body as { eventId?: string }).eventId ?? randomUUID();
 const typeOf = (body: unknown) => (body as { eventType?: string }).eventType ?? 'unknown';
 
 const sqlite: Engine = {
   name: 'sqlite',
-  async open() {
+  async open({ sealer } = {}) {
     const db = openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS });
     const clock = createManualClock();
     const insert = db.prepare('INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES (?, ?, ?, ?, ?)');
     return {
       name: 'sqlite',
       clock,
-      stores: createSqliteProcessorStores(db, clock),
+      stores: createSqliteProcessorStores(db, clock, sealer),
       async store(body, eventId) {
         const id = idOf(body, eventId);
-        const r = insert.run(id, typeOf(body), '{}', bodyOf(body), clock.now());
+        const r = insert.run(id, typeOf(body), '{}', await storedBytes(body, id, sealer), clock.now());
         return { eventId: id, inboxId: Number(r.lastInsertRowid) };
       },
       async query<T>(sql: string, ...params: unknown[]) {
@@ -71,13 +77,13 @@ const sqlite: Engine = {
 
 const postgres: Engine = {
   name: 'postgres',
-  async open() {
+  async open({ sealer } = {}) {
     const database = await createTestDatabase();
     const pools: Pool[] = [createPool(database.url, { max: 6 })];
     const pool = pools[0]!;
     await migratePostgres(pool, 'test');
     const clock = createManualClock();
-    const opened: ProcessorStores[] = [createPostgresProcessorStores(pool, clock, { lockConnections: 4 })];
+    const opened: ProcessorStores[] = [createPostgresProcessorStores(pool, clock, { lockConnections: 4, ...(sealer ? { sealer } : {}) })];
     return {
       name: 'postgres',
       clock,
@@ -90,7 +96,7 @@ const postgres: Engine = {
                         ON CONFLICT (event_id) DO NOTHING RETURNING id),
                 q AS (INSERT INTO inbox_intake (inbox_id) SELECT id FROM ins)
            SELECT id FROM ins`,
-          [id, typeOf(body), bodyOf(body), clock.now()],
+          [id, typeOf(body), await storedBytes(body, id, sealer), clock.now()],
         );
         return { eventId: id, inboxId: rows[0]!.id };
       },

@@ -14,8 +14,10 @@ import {
   toEventRow,
 } from '../event-views.ts';
 import type { Pool } from './pool.ts';
+import { createClearSealer, type Sealer } from '../../sealing/sealer.ts';
+import { openInboxBody } from '../inbox-bodies.ts';
 
-export function createPostgresEventViews(pool: Pool): EventViews {
+export function createPostgresEventViews(pool: Pool, sealer: Sealer = createClearSealer()): EventViews {
   return {
     async search(q) {
       let n = 0;
@@ -37,7 +39,7 @@ export function createPostgresEventViews(pool: Pool): EventViews {
     },
     async body(eventId) {
       const { rows } = await pool.query<{ body: Buffer | null }>('SELECT body FROM inbox_events WHERE event_id = $1', [eventId]);
-      return rows[0]?.body;
+      return rows[0] && openInboxBody(sealer, { eventId, body: rows[0].body });
     },
     async perMinute(since, until) {
       const { rows } = await pool.query<MinuteCounts>(perMinuteSql('$1', '$2'), [since, until]);

@@ -2,9 +2,7 @@
 // must not race to migrate; `npx emr-bridge migrate` does it), the stores on that pool, and coordination
 // through advisory locks and LISTEN/NOTIFY.
 import { createPostgresEmrState } from './emr-state.ts';
-import type { Clock } from '../../clock.ts';
-import type { Logger } from '../../logger.ts';
-import type { Storage } from '../index.ts';
+import type { Storage, StorageDeps } from '../index.ts';
 import { createPostgresAuditStore } from './audit.ts';
 import { createPostgresConsoleSessionStore } from './console-sessions.ts';
 import { createPostgresCoordination } from './coordination.ts';
@@ -15,7 +13,7 @@ import { createPool } from './pool.ts';
 import { createPostgresProcessorStores } from './processor-stores.ts';
 import { createPostgresSignInFailures } from './sign-in-failures.ts';
 
-export async function openPostgresStorage(url: string, deps: { clock: Clock; logger: Logger }): Promise<Storage> {
+export async function openPostgresStorage(url: string, deps: StorageDeps): Promise<Storage> {
   const where = describeDatabaseUrl(url);
   const logger = deps.logger.child({ component: 'database' });
   const pool = createPool(url, { logger, applicationName: 'emr-bridge' });
@@ -26,13 +24,13 @@ export async function openPostgresStorage(url: string, deps: { clock: Clock; log
     throw err;
   }
   const coordination = createPostgresCoordination({ pool, url, logger });
-  const processor = createPostgresProcessorStores(pool, deps.clock);
+  const processor = createPostgresProcessorStores(pool, deps.clock, deps.sealer ? { sealer: deps.sealer } : {});
   return {
     engine: 'postgres',
     where,
     inbox: createPostgresInboxStore(pool),
     processor,
-    documents: createPostgresDocumentStore(pool, deps.clock),
+    documents: createPostgresDocumentStore(pool, deps.clock, deps.sealer),
     coordination,
     audit: createPostgresAuditStore(pool),
     consoleSessions: createPostgresConsoleSessionStore(pool),

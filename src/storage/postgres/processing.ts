@@ -7,7 +7,8 @@
 // that changes events writes their history rows too (a data-modifying WITH: no extra round trip), for the rows
 // it really changed.
 import type { Clock } from '../../clock.ts';
-import { parseStoredEvent } from '../../contract/stored-event.ts';
+import { createClearSealer, type Sealer } from '../../sealing/sealer.ts';
+import { parseInboxBody, parseIntakeBodies, type StoredBody } from '../inbox-bodies.ts';
 import { outcomeHistory } from '../event-history.ts';
 import type { ClaimedEvent, EventOutcome, Intake, NextClaim, ProcessingQueue, TakenEvent } from '../processing.ts';
 import { leaseClaimSql } from './lease.ts';
@@ -32,7 +33,7 @@ const CLAIM_SQL = leaseClaimSql({
   returning: 't.inbox_id AS "inboxId", e.event_id AS "eventId", t.entity_key AS "entityKey", t.attempts',
 });
 
-async function intakeIn(client: PoolClient, clock: Clock, limit: number): Promise<Intake> {
+async function intakeIn(client: PoolClient, clock: Clock, sealer: Sealer, limit: number): Promise<Intake> {
   const none: Intake = { taken: 0, events: [], dead: [] };
   const lock = await client.query<{ taken: boolean }>(INTAKE_LOCK);
   if (!lock.rows[0]!.taken) return none;
@@ -52,8 +53,13 @@ async function intakeIn(client: PoolClient, clock: Clock, limit: number): Promis
     finished: [] as (number | null)[],
     received: [] as number[],
   };
-  for (const row of rows) {
-    const parsed = parseStoredEvent(row.body, row.event_id);
+  // Opened while the intake lock is held: a body that does not open is parked, or the whole intake stops (../inbox-bodies.ts).
+  const bodies = await parseIntakeBodies(
+    sealer,
+    rows.map((r) => ({ eventId: r.event_id, body: r.body })),
+  );
+  for (const [i, row] of rows.entries()) {
+    const parsed = bodies[i]!;
     columns.id.push(row.id);
     columns.received.push(row.received_at);
     if (parsed.ok) {
@@ -154,13 +160,13 @@ async function writeOutcomes(client: PoolClient, clock: Clock, outcomes: readonl
     );
 }
 
-export function createPostgresProcessingQueue(pool: Pool, clock: Clock): ProcessingQueue {
+export function createPostgresProcessingQueue(pool: Pool, clock: Clock, sealer: Sealer = createClearSealer()): ProcessingQueue {
   return {
-    intake: (limit = INTAKE_BATCH) => withTransaction(pool, (client) => intakeIn(client, clock, limit)),
+    intake: (limit = INTAKE_BATCH) => withTransaction(pool, (client) => intakeIn(client, clock, sealer, limit)),
     claim: (limit, leaseMs) => claimIn(pool, clock, limit, leaseMs),
-    async body(inboxId) {
-      const { rows } = await pool.query<{ body: Buffer | null }>('SELECT body FROM inbox_events WHERE id = $1', [inboxId]);
-      return rows[0]?.body ?? null;
+    async event(inboxId) {
+      const { rows } = await pool.query<StoredBody>('SELECT event_id AS "eventId", body FROM inbox_events WHERE id = $1', [inboxId]);
+      return rows[0] ? parseInboxBody(sealer, rows[0]) : { ok: false, reason: 'body_pruned: the event is no longer stored' };
     },
     commit: (outcomes, next?: NextClaim) =>
       withTransaction(pool, async (client) => {

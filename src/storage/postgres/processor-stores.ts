@@ -3,6 +3,7 @@
 // sections holding locks can then never take every connection the queries inside them need.
 import pg from 'pg';
 import type { Clock } from '../../clock.ts';
+import type { Sealer } from '../../sealing/sealer.ts';
 import type { ProcessorStores } from '../processor-stores.ts';
 import { createPostgresDeadLetterStores } from './dead-letters.ts';
 import { createPostgresEntityLocks } from './entity-locks.ts';
@@ -21,6 +22,8 @@ export interface PostgresProcessorStoresOptions {
    * and its mapping's claim), so 2 x PROCESSOR_CONCURRENCY is enough (default 16).
    */
   lockConnections?: number;
+  /** Opens the inbox's stored bodies (sealed at rest); by default only clear ones open. */
+  sealer?: Sealer;
 }
 
 export function createPostgresProcessorStores(pool: Pool, clock: Clock, opts: PostgresProcessorStoresOptions = {}): ProcessorStores {
@@ -28,7 +31,7 @@ export function createPostgresProcessorStores(pool: Pool, clock: Clock, opts: Po
   // stopped under a running replica): the same guard as every other connection.
   const lockPool = guardConnections(new pg.Pool({ ...pool.options, max: opts.lockConnections ?? 16 }));
   return {
-    queue: createPostgresProcessingQueue(pool, clock),
+    queue: createPostgresProcessingQueue(pool, clock, opts.sealer),
     versions: createPostgresEntityVersions(pool),
     mappings: createPostgresMappingStore(pool, clock),
     mappingOutbox: createPostgresMappingOutboxStore(pool, clock),
@@ -36,7 +39,7 @@ export function createPostgresProcessorStores(pool: Pool, clock: Clock, opts: Po
     retention: createPostgresRetentionStore(pool),
     locks: createPostgresEntityLocks(lockPool),
     readings: createPostgresProcessorReadings(pool),
-    events: createPostgresEventViews(pool),
+    events: createPostgresEventViews(pool, opts.sealer),
     mappingLookup: createPostgresMappingLookup(pool),
     close: () => lockPool.end(),
   };

@@ -15,7 +15,8 @@ export function createPostgresRetentionStore(pool: Pool): RetentionStore {
         if (!lock.rows[0]!.taken) return { bodies: 0, events: 0 };
         const bodies = await client.query(
           `UPDATE inbox_events SET body = NULL
-           WHERE body IS NOT NULL AND id IN (SELECT inbox_id FROM processing WHERE ${FINISHED} AND finished_at < $1)`,
+           WHERE body IS NOT NULL AND id IN (SELECT inbox_id FROM processing WHERE ${FINISHED} AND finished_at < $1
+             UNION ALL SELECT inbox_id FROM processing WHERE state = 'dismissed' AND dismissed_at < $1)`,
           [c.bodiesBefore],
         );
         await client.query(`DELETE FROM event_history WHERE inbox_id IN (SELECT inbox_id FROM processing WHERE ${FINISHED} AND finished_at < $1)`, [

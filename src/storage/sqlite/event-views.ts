@@ -2,7 +2,9 @@
 // given (so the planner sees only those, and the state is a literal its partial indexes match) and kept per
 // shape (a few hundred at most); the per-minute counts read two processing indexes alone.
 import type { Statement } from 'better-sqlite3';
+import { createClearSealer, type Sealer } from '../../sealing/sealer.ts';
 import type { Db } from '../../sqlite/open.ts';
+import { openInboxBody } from '../inbox-bodies.ts';
 import {
   EVENT_RECORD_COLUMNS,
   EVENTS_FROM as FROM,
@@ -16,7 +18,7 @@ import {
   toEventRow,
 } from '../event-views.ts';
 
-export function createSqliteEventViews(db: Db): EventViews {
+export function createSqliteEventViews(db: Db, sealer: Sealer = createClearSealer()): EventViews {
   const searches = new Map<string, Statement>();
   const one = db.prepare(`SELECT ${EVENT_RECORD_COLUMNS} ${FROM} WHERE e.event_id = ?`);
   const history = db.prepare('SELECT at, state, attempt, reason, emr_refs FROM event_history WHERE inbox_id = ? ORDER BY id');
@@ -45,7 +47,7 @@ export function createSqliteEventViews(db: Db): EventViews {
     },
     async body(eventId) {
       const r = body.get(eventId) as { body: Buffer | null } | undefined;
-      return r?.body;
+      return r && openInboxBody(sealer, { eventId, body: r.body });
     },
     perMinute: async (since, until) => perMinute.all({ since, until }) as MinuteCounts[],
     deadCount: async () => dead.get() as number,

@@ -3,8 +3,7 @@
 import type { Clock } from '../../clock.ts';
 import { closeDatabase } from '../../sqlite/open.ts';
 import { acquireStoreLock } from '../../sqlite/store-lock.ts';
-import type { Logger } from '../../logger.ts';
-import type { Storage, StoreHold } from '../index.ts';
+import type { Storage, StorageDeps, StoreHold } from '../index.ts';
 import { createMemorySignInFailures } from '../sign-in-failures.ts';
 import { createSqliteAuditStore } from './audit.ts';
 import { createSqliteConsoleSessionStore } from './console-sessions.ts';
@@ -21,10 +20,10 @@ export function holdSqliteFile(path: string, clock: Clock): StoreHold {
   return acquireStoreLock(path, clock);
 }
 
-export function openSqliteStorage(path: string, deps: { clock: Clock; logger: Logger }): Storage {
+export function openSqliteStorage(path: string, deps: StorageDeps): Storage {
   const db = openSqliteForServe(path, deps.logger.child({ component: 'database' }));
   const coordination = createSqliteCoordination();
-  const processor = createSqliteProcessorStores(db, deps.clock);
+  const processor = createSqliteProcessorStores(db, deps.clock, deps.sealer);
   return {
     engine: 'sqlite',
     where: path,
@@ -32,7 +31,7 @@ export function openSqliteStorage(path: string, deps: { clock: Clock; logger: Lo
     // rate made the processor search its queue between commits (measured: 2-3x serve's CPU per request).
     inbox: createSqliteInboxStore(db),
     processor,
-    documents: createSqliteDocumentStore(db, deps.clock),
+    documents: createSqliteDocumentStore(db, deps.clock, deps.sealer),
     coordination,
     audit: createSqliteAuditStore(db),
     consoleSessions: createSqliteConsoleSessionStore(db),

@@ -5,7 +5,9 @@
 // the events' history rows (./event-history.ts), one statement; intake copies each event's received time.
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../sqlite/open.ts';
-import { parseStoredEvent } from '../../contract/stored-event.ts';
+import type { Parsed } from '../../contract/stored-event.ts';
+import { createClearSealer, type Sealer } from '../../sealing/sealer.ts';
+import { parseInboxBody, parseIntakeBodies, type StoredBody } from '../inbox-bodies.ts';
 import type { ClaimedEvent, EventOutcome, Intake, NextClaim, ProcessingQueue, TakenEvent } from '../processing.ts';
 import type { AppliedVersion } from '../versions.ts';
 import { createSqliteEventHistory, type SqliteEventHistory } from './event-history.ts';
@@ -31,34 +33,54 @@ export const NEXT_EVENTS_SQL = `
     ORDER BY p.inbox_id
     LIMIT @limit`;
 
-/** Intake: inbox rows past the cursor become processing rows (pending, or dead when not an event). */
-function createIntake(db: Db, clock: Clock, history: SqliteEventHistory): (limit: number) => Intake {
+/**
+ * Intake: inbox rows past the cursor become processing rows (pending, or dead when not an event). Their bodies
+ * are read and opened first (sealed: asynchronous), then written in one transaction that still finds the cursor
+ * where the read left it: one process owns the file, and its processor takes in one batch at a time.
+ */
+function createIntake(db: Db, clock: Clock, history: SqliteEventHistory, sealer: Sealer): (limit: number) => Promise<Intake> {
   const cursor = db.prepare('SELECT last_inbox_id FROM processor_cursor WHERE id = 1').pluck();
   const newRows = db.prepare('SELECT id, event_id, body, received_at FROM inbox_events WHERE id > ? ORDER BY id LIMIT ?');
   const insert = db.prepare(
     'INSERT INTO processing (inbox_id, entity_key, state, last_error, finished_at, received_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
   );
   const moveCursor = db.prepare('UPDATE processor_cursor SET last_inbox_id = ? WHERE id = 1');
-  const intake = db.transaction((limit: number): Intake => {
-    const rows = newRows.all(cursor.get(), limit) as { id: number; event_id: string; body: Buffer | null; received_at: number }[];
+  const write = db.transaction((from: number, rows: IntakeRow[], parsed: Parsed[]): Intake => {
+    if (cursor.get() !== from) throw new Error('intake: the cursor moved while the bodies were opened (a second intake at once)');
     const dead: Intake['dead'] = [];
     const events: TakenEvent[] = [];
-    for (const row of rows) {
-      const parsed = parseStoredEvent(row.body, row.event_id);
-      if (parsed.ok) {
-        insert.run(row.id, parsed.entityKey, 'pending', null, null, row.received_at);
-        events.push({ inboxId: row.id, event: parsed.event, entityKey: parsed.entityKey });
+    rows.forEach((row, i) => {
+      const p = parsed[i]!;
+      if (p.ok) {
+        insert.run(row.id, p.entityKey, 'pending', null, null, row.received_at);
+        events.push({ inboxId: row.id, event: p.event, entityKey: p.entityKey });
       } else {
         const now = clock.now();
-        insert.run(row.id, null, 'dead', parsed.reason, now, row.received_at);
-        history.parked(row.id, now, parsed.reason);
-        dead.push({ eventId: row.event_id, reason: parsed.reason });
+        insert.run(row.id, null, 'dead', p.reason, now, row.received_at);
+        history.parked(row.id, now, p.reason);
+        dead.push({ eventId: row.event_id, reason: p.reason });
       }
-    }
+    });
     if (rows.length) moveCursor.run(rows[rows.length - 1]!.id);
     return { taken: rows.length, events, dead };
   });
-  return (limit) => intake.immediate(limit);
+  return async (limit) => {
+    const from = cursor.get() as number;
+    const rows = newRows.all(from, limit) as IntakeRow[];
+    if (!rows.length) return { taken: 0, events: [], dead: [] };
+    const parsed = await parseIntakeBodies(
+      sealer,
+      rows.map((r) => ({ eventId: r.event_id, body: r.body })),
+    );
+    return write.immediate(from, rows, parsed);
+  };
+}
+
+interface IntakeRow {
+  id: number;
+  event_id: string;
+  body: Buffer | null;
+  received_at: number;
 }
 
 /** A version written in a batch, to settle in memory once the batch has committed. */
@@ -101,13 +123,18 @@ function createOutcomeWriter(db: Db, clock: Clock, versions: SqliteEntityVersion
   };
 }
 
-export function createSqliteProcessingQueue(db: Db, clock: Clock, parts: { versions: SqliteEntityVersions; mappings: MappingRows }): ProcessingQueue {
+export function createSqliteProcessingQueue(
+  db: Db,
+  clock: Clock,
+  parts: { versions: SqliteEntityVersions; mappings: MappingRows; sealer?: Sealer },
+): ProcessingQueue {
+  const sealer = parts.sealer ?? createClearSealer();
   const heads = db.prepare(NEXT_EVENTS_SQL);
   const lease = db.prepare('UPDATE processing SET lease_until = ?, attempts = attempts + 1 WHERE inbox_id = ? AND (lease_until IS NULL OR lease_until <= ?)');
-  const body = db.prepare('SELECT body FROM inbox_events WHERE id = ?').pluck();
+  const stored = db.prepare('SELECT event_id AS eventId, body FROM inbox_events WHERE id = ?');
   const release = db.prepare("UPDATE processing SET lease_until = NULL WHERE lease_until IS NOT NULL AND state IN ('pending', 'retrying')");
   const history = createSqliteEventHistory(db);
-  const intake = createIntake(db, clock, history);
+  const intake = createIntake(db, clock, history, sealer);
   const claim = createLeaseClaim(db, clock, {
     due: (now, limit) => heads.all({ now, limit }) as ClaimedEvent[],
     take: (c, until, now) => lease.run(until, c.inboxId, now).changes === 1,
@@ -121,9 +148,12 @@ export function createSqliteProcessingQueue(db: Db, clock: Clock, parts: { versi
   });
 
   return {
-    intake: async (limit = INTAKE_BATCH) => intake(limit),
+    intake: (limit = INTAKE_BATCH) => intake(limit),
     claim: async (limit, leaseMs) => claim(limit, leaseMs),
-    body: async (inboxId) => (body.get(inboxId) as Buffer | null | undefined) ?? null,
+    async event(inboxId) {
+      const row = stored.get(inboxId) as StoredBody | undefined;
+      return row ? parseInboxBody(sealer, row) : { ok: false, reason: 'body_pruned: the event is no longer stored' };
+    },
     async commit(outcomes, next) {
       const { claimed, written } = commit.immediate(outcomes, next);
       for (const w of written) parts.versions.settle(w.entityKey, w.stored, w.noted);

@@ -2,6 +2,7 @@
 // the processor, its admin routes and the metrics, since the versions' and mappings' memories are right only
 // while nothing else writes those tables.
 import type { Clock } from '../../clock.ts';
+import { createClearSealer, type Sealer } from '../../sealing/sealer.ts';
 import type { Db } from '../../sqlite/open.ts';
 import type { ProcessorStores } from '../processor-stores.ts';
 import { createSqliteDeadLetterStores } from './dead-letters.ts';
@@ -14,11 +15,12 @@ import { createSqliteProcessorReadings } from './readings.ts';
 import { createSqliteRetentionStore } from './retention.ts';
 import { createSqliteEntityVersions } from './versions.ts';
 
-export function createSqliteProcessorStores(db: Db, clock: Clock): ProcessorStores {
+/** `sealer` opens the inbox's stored bodies (sealed at rest); by default only clear ones open. */
+export function createSqliteProcessorStores(db: Db, clock: Clock, sealer: Sealer = createClearSealer()): ProcessorStores {
   const versions = createSqliteEntityVersions(db);
   const rows = createMappingRows(db, clock);
   return {
-    queue: createSqliteProcessingQueue(db, clock, { versions, mappings: rows }),
+    queue: createSqliteProcessingQueue(db, clock, { versions, mappings: rows, sealer }),
     versions,
     mappings: createSqliteMappingStore(db, clock, rows),
     mappingOutbox: createSqliteMappingOutboxStore(db, clock),
@@ -26,7 +28,7 @@ export function createSqliteProcessorStores(db: Db, clock: Clock): ProcessorStor
     retention: createSqliteRetentionStore(db),
     locks: createSqliteEntityLocks(),
     readings: createSqliteProcessorReadings(db),
-    events: createSqliteEventViews(db),
+    events: createSqliteEventViews(db, sealer),
     mappingLookup: createSqliteMappingLookup(db),
     close: async () => undefined,
   };

@@ -1,13 +1,15 @@
 // Retention of the processor's rows in SQLite, each pass one immediate transaction. An event's history rows go
 // with it (no foreign key: they are deleted here, by the events being deleted).
-import type { Db } from '../../sqlite/open.ts';
+import { checkpointWal, type Db } from '../../sqlite/open.ts';
 import type { RetentionStore } from '../retention.ts';
 
 export function createSqliteRetentionStore(db: Db): RetentionStore {
+  // Finished events' bodies, and dismissed dead letters' (a replayed one finishes like any other event).
   const dropBodies = db.prepare(`
     UPDATE inbox_events SET body = NULL
     WHERE body IS NOT NULL AND id IN (
-      SELECT inbox_id FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < ?)`);
+      SELECT inbox_id FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < @before
+      UNION ALL SELECT inbox_id FROM processing WHERE state = 'dismissed' AND dismissed_at < @before)`);
   // The newest inbox row always stays: SQLite reuses the largest rowid once it is deleted, and the
   // processor takes in rows by id, so a reused id would hide a new event behind its cursor.
   const dropHistory = db.prepare(`
@@ -21,7 +23,7 @@ export function createSqliteRetentionStore(db: Db): RetentionStore {
   );
   const dropSentMappings = db.prepare("DELETE FROM mapping_outbox WHERE state = 'sent' AND updated_at < ?");
   const pruneEvents = db.transaction((bodiesBefore: number, eventsBefore: number) => {
-    const bodies = dropBodies.run(bodiesBefore).changes;
+    const bodies = dropBodies.run({ before: bodiesBefore }).changes;
     dropHistory.run(eventsBefore);
     // The inbox rows go first (their processing rows cascade); the second statement is for a
     // connection opened without foreign keys.
@@ -30,7 +32,12 @@ export function createSqliteRetentionStore(db: Db): RetentionStore {
     return { bodies, events };
   });
   return {
-    pruneEvents: async (c) => pruneEvents.immediate(c.bodiesBefore, c.eventsBefore),
+    async pruneEvents(c) {
+      const pruned = pruneEvents.immediate(c.bodiesBefore, c.eventsBefore);
+      // What was dropped leaves the WAL and the file's free pages now, not at some later checkpoint.
+      if (pruned.bodies > 0 || pruned.events > 0) checkpointWal(db, 'TRUNCATE');
+      return pruned;
+    },
     pruneSentMappings: async (before) => dropSentMappings.run(before).changes,
   };
 }

@@ -50,6 +50,11 @@ const eventDetailView = eventStatus.extend({
   emrRefs: z
     .array(z.string())
     .describe('The EMR records the event wrote or claimed when applied, as the EMR module names them (FHIR: `Patient/12`); empty before.'),
+  body: z
+    .enum(['stored', 'pruned'])
+    .describe(
+      'Whether the webhook body is still stored (sealed at rest), or was pruned by retention (RETENTION_BODY_DAYS after the event finished or was dismissed); the eventId stays for dedupe.',
+    ),
 });
 const eventSummary = z.strictObject({
   eventId: z.string(),

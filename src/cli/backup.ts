@@ -8,6 +8,9 @@ import Database from 'better-sqlite3';
 import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import { UsageError, parse } from './args.ts';
+import { keyIdsInUse } from '../storage/sealed-values.ts';
+import { openSqliteSealedValues } from '../storage/sqlite/sealed-values.ts';
+import { describeKeyUse } from './data-keys-rotate.ts';
 import { print } from './output.ts';
 import { SPECS, usageOf } from './specs.ts';
 
@@ -64,8 +67,28 @@ export async function backupCommand(argv: string[]): Promise<number> {
   } finally {
     rmSync(partial, { force: true });
   }
+  await sayKeysNeeded(out);
   print(out);
   return 0;
+}
+
+/**
+ * The copy holds patient data sealed (docs/data-at-rest.md), never the keys: which key ids a restore needs, read
+ * from the copy's own values, so that whoever keeps the backup knows which keys to keep too.
+ */
+async function sayKeysNeeded(copy: string): Promise<void> {
+  const values = openSqliteSealedValues(copy, { readonly: true });
+  try {
+    const use = await keyIdsInUse(values);
+    const kids = [...use.keys()].filter((kid) => kid !== 'clear' && kid !== 'damaged');
+    process.stderr.write(
+      kids.length
+        ? `the backup's patient data is sealed under data key${kids.length > 1 ? 's' : ''} ${kids.join(', ')}: a restore needs ${kids.length > 1 ? 'them' : 'it'} in the key file (never in the backup; keep them apart). Stored values: ${describeKeyUse(use)}\n`
+        : `the backup holds no sealed values (${describeKeyUse(use)})\n`,
+    );
+  } finally {
+    await values.close();
+  }
 }
 
 /** Puts `from` at `to` unless `to` exists (false then). */

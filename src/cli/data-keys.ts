@@ -9,10 +9,18 @@ import { loadConfig } from '../config.ts';
 import { readKeyFileAt, writeKeyFile } from '../sealing/key-source.ts';
 import { formatKeyFile, generateKeyFile, withNewCurrentKey } from '../sealing/keys.ts';
 import { UsageError, parse, type Values } from './args.ts';
+import { reportKeysInUse, rotateDataKeys } from './data-keys-rotate.ts';
 import { print } from './output.ts';
 import { SPECS } from './specs.ts';
 
-const USAGE = 'usage: data-keys generate [--out FILE] [--force] | data-keys add [--file FILE]';
+const USAGE = 'usage: data-keys generate [--out FILE] [--force] | data-keys add [--file FILE] | data-keys rotate [--page-size N] | data-keys in-use';
+
+function pageSizeOf(values: Options): number | undefined {
+  if (values['page-size'] === undefined) return undefined;
+  const n = Number(values['page-size']);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new UsageError('--page-size must be a whole number from 1 to 10000');
+  return n;
+}
 const note = (line: string) => process.stderr.write(`${line}\n`);
 type Options = Values<(typeof SPECS)['data-keys']['options']>;
 
@@ -67,5 +75,7 @@ export async function dataKeysCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, SPECS['data-keys']);
   if (positionals.length === 1 && positionals[0] === 'generate') return generate(values);
   if (positionals.length === 1 && positionals[0] === 'add') return add(values);
+  if (positionals.length === 1 && positionals[0] === 'rotate') return rotateDataKeys(pageSizeOf(values));
+  if (positionals.length === 1 && positionals[0] === 'in-use') return reportKeysInUse();
   throw new UsageError(USAGE);
 }

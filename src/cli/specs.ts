@@ -221,8 +221,9 @@ export const SPECS = {
   },
   'data-keys': {
     name: 'data-keys',
-    args: 'generate | add',
-    summary: 'the keys that seal patient data at rest: a new key file, or a new current key put first in one',
+    args: 'generate | add | rotate | in-use',
+    summary:
+      'the keys that seal patient data at rest: a new key file, a new current key put first in one, every stored value re-sealed under the current key, the key ids in use',
     options: {
       out: { type: 'string', value: 'FILE', help: 'with generate: write the key file here (mode 0600) instead of printing it' },
       force: { type: 'boolean', help: 'with generate: replace an existing --out (its keys are lost: values sealed under them no longer open)' },
@@ -232,12 +233,16 @@ export const SPECS = {
         help: 'with add: the key file to add a key to (rewritten whole, mode 0600)',
         default: 'DATA_KEYS_PATH, else <DATA_DIR>/data-keys.json',
       },
+      'page-size': { type: 'string', value: 'N', help: 'with rotate: values re-sealed per transaction (documents: a tenth of it)', default: '500' },
     },
     notes: [
       'generate makes a JWK Set with one new 256-bit key; add puts a new key first (it seals new values from the next start)',
       'and keeps the others, which still open older values. The new kid is printed on standard output. The adapter reads',
       'its keys at start: restart it after add. Replicas: a restarted one seals under the new key at once, which the others',
       'open only once they have the new file too (docs/data-at-rest.md, key rotation).',
+      'rotate re-seals, online and beside a running serve, every stored value not under the current key (values in clear too),',
+      'with a progress bar on standard error; run it again after a kill and it goes on. It then names the key ids still in use and',
+      'the keys of the file no longer used by any value; in-use names them without changing anything (a pg_dump needs those keys).',
     ],
   },
   'fhir-get': {

@@ -64,7 +64,12 @@ export const historyView = (h: EventHistoryEntry) => ({
 /** GET /admin/events/:eventId: the event's processing state, with its history and the EMR records it wrote (as the EMR module names them). */
 export async function eventDetail(events: Pick<EventViews, 'get'>, status: EventStatus) {
   const record = await events.get(status.eventId);
-  return { ...status, history: (record?.history ?? []).map(historyView), emrRefs: record?.emrRefs ?? [] };
+  return {
+    ...status,
+    history: (record?.history ?? []).map(historyView),
+    emrRefs: record?.emrRefs ?? [],
+    body: record?.bodyStored ? ('stored' as const) : ('pruned' as const),
+  };
 }
 
 export function createEventsAdminRouter(deps: { events: EventViews; clock: Clock }): Router {

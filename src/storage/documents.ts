@@ -20,8 +20,8 @@ export interface OutboxRow {
   /** The EMR patient the document is for (documents from the EMR). */
   emr_patient_id: string | null;
   /**
-   * The request as stored while the document may still be sent (NULL afterwards): sealed for its row (CONTRACT
-   * section 7; clear when written before sealing or with DATA_ENCRYPTION=off). requestOf opens it.
+   * The request as stored while the document may still be sent (NULL afterwards): sealed for its row
+   * (docs/data-at-rest.md; clear when written before sealing or with DATA_ENCRYPTION=off). requestOf opens it.
    */
   request: string | null;
   state: OutboxState;

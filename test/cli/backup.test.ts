@@ -1,6 +1,6 @@
 // `emr-bridge backup`: an online copy of a running adapter's database that opens and holds its rows, the
 // default place under DATA_DIR, what it refuses (an existing file, a missing database, a PostgreSQL store), and its usage.
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -62,6 +62,10 @@ describe('emr-bridge backup', () => {
     const first = await backup(['--out', out]);
     expect(first.code, first.err).toBe(0);
     expect(first.out.trim()).toBe(out);
+    // Zero-configuration mode seals under the key it generated: the backup names it, and it is not in the copy.
+    const kid = (JSON.parse(readFileSync(join(dir, 'data-keys.json'), 'utf8')) as { keys: { kid: string; k: string }[] }).keys[0]!;
+    expect(first.err).toContain(`sealed under data key ${kid.kid}: a restore needs it`);
+    expect(readFileSync(out).includes(kid.k)).toBe(false);
     const after = readLive(eventIds);
     const copy = new Database(out);
     try {

@@ -110,6 +110,16 @@ describe('GET /admin/events/:eventId', () => {
     expect(res.body.emrRefs).toHaveLength(4);
     expect(JSON.stringify(res.body)).not.toMatch(/Test Patient|\+1555/);
   });
+
+  it('says whether the body is still stored, and that it was pruned once retention dropped it', async () => {
+    const f = processorFixture();
+    const id = f.store(appointmentEvent({ serviceId: 'apt_A' }));
+    await f.processor.runOnce();
+    expect((await adminOf(f)(`/events/${id}`)).body).toMatchObject({ state: 'applied', body: 'stored' });
+    f.clock.advance(8 * 24 * 3600_000);
+    await f.stores.retention.pruneEvents({ bodiesBefore: f.clock.now(), eventsBefore: 0 });
+    expect((await adminOf(f)(`/events/${id}`)).body).toMatchObject({ state: 'applied', body: 'pruned' });
+  });
 });
 
 describe('GET /admin/stats/minutes', () => {

@@ -178,7 +178,7 @@ describe('patient data at rest (DATA_KEYS_PATH, DATA_KEYS_COMMAND, DATA_ENCRYPTI
   });
 
   it('writes in clear with DATA_ENCRYPTION=off, keeping a given key source to open older values', () => {
-    expect(parseConfig({ DATA_ENCRYPTION: 'off' }).dataKeys).toEqual({ encryption: 'off', source: { kind: 'none' } });
+    expect(parseConfig({ DATA_ENCRYPTION: 'off' }).dataKeys).toEqual({ encryption: 'off', source: { kind: 'none' }, clearBecause: 'DATA_ENCRYPTION=off' });
     expect(parseConfig({ DATA_ENCRYPTION: 'off', DATA_KEYS_PATH: '/k.json' }).dataKeys).toEqual({
       encryption: 'off',
       source: { kind: 'path', path: '/k.json' },
@@ -200,7 +200,11 @@ describe('patient data at rest (DATA_KEYS_PATH, DATA_KEYS_COMMAND, DATA_ENCRYPTI
     expect(p).toHaveLength(1);
     for (const name of ['DATA_KEYS_PATH', 'DATA_KEYS_COMMAND', 'DATA_ENCRYPTION=off']) expect(p[0]).toContain(name);
     expect(problems({ ...inProduction, DATA_ENCRYPTION: 'on' })).toEqual(p);
-    expect(parseConfig({ ...inProduction, DATA_ENCRYPTION: 'off' }).dataKeys).toEqual({ encryption: 'off', source: { kind: 'none' } });
+    expect(parseConfig({ ...inProduction, DATA_ENCRYPTION: 'off' }).dataKeys).toEqual({
+      encryption: 'off',
+      source: { kind: 'none' },
+      clearBecause: 'DATA_ENCRYPTION=off',
+    });
     expect(parseConfig({ ...inProduction, DATA_KEYS_COMMAND: 'cat /run/secrets/data-keys' }).dataKeys.encryption).toBe('on');
   });
 
@@ -210,7 +214,11 @@ describe('patient data at rest (DATA_KEYS_PATH, DATA_KEYS_COMMAND, DATA_ENCRYPTI
 
   it('generates no key for replicas sharing PostgreSQL: they write in clear unless given a key they all share', () => {
     const replicas = { DATABASE_URL: 'postgres://bridge@db.internal/emr' };
-    expect(parseConfig(replicas).dataKeys).toEqual({ encryption: 'off', source: { kind: 'none' } });
+    expect(parseConfig(replicas).dataKeys).toEqual({
+      encryption: 'off',
+      source: { kind: 'none' },
+      clearBecause: expect.stringMatching(/^replicas on PostgreSQL share no data key/),
+    });
     expect(problems({ ...replicas, DATA_ENCRYPTION: 'on' })).toEqual([expect.stringMatching(/^DATA_ENCRYPTION: on needs a data key every replica shares/)]);
     expect(parseConfig({ ...replicas, DATA_KEYS_PATH: '/k.json' }).dataKeys.encryption).toBe('on');
   });

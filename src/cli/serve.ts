@@ -39,6 +39,22 @@ export interface BannerView {
   /** The EMR as its module describes it (absent for an EMR passed in). */
   emr?: EmrSummary;
   clinicId?: string;
+  sealedUnder?: string;
+}
+
+/** Where the data keys came from, and so whether patient data is sealed at rest (docs/data-at-rest.md). */
+function dataAtRestLine(a: BannerView, config: Config): string {
+  const { source } = config.dataKeys;
+  if (a.sealedUnder) {
+    const from =
+      source.kind === 'path'
+        ? 'DATA_KEYS_PATH'
+        : source.kind === 'command'
+          ? 'DATA_KEYS_COMMAND'
+          : `generated, in ${source.kind === 'generated' ? source.path : '?'}`;
+    return `  data at rest   sealed under data key ${a.sealedUnder}  (${from})`;
+  }
+  return `  data at rest   IN CLEAR  (${config.dataKeys.clearBecause ?? 'DATA_ENCRYPTION=off'})`;
 }
 
 const WILDCARDS = new Set(['0.0.0.0', '::']);
@@ -75,6 +91,7 @@ export function bannerLines(a: BannerView, config: Config): string[] {
   if (a.emr) lines.push(`  ${a.emr.title.padEnd(14)} ${a.emr.address}  (${a.emr.detail})`);
   lines.push(...interfaceLines(a, config));
   lines.push(`  data folder    ${config.dataDir}`);
+  lines.push(dataAtRestLine(a, config));
   lines.push(`  admin token    ${maskToken(a.adminToken)}  (${config.adminToken ? 'ADMIN_TOKEN' : `generated, in ${bundledStatePath(config.dataDir)}`})`);
   if (!a.clinicId) return lines;
   lines.push(

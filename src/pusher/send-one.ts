@@ -2,6 +2,7 @@
 // patient first linked to the EMR patient), or a failure through the shared retry rule, Retry-After honoured:
 // sent again later, or FAILED here (retries_exhausted, or the service's refusal code). Nothing is recorded
 // here: the send path (./send.ts) records what ended, many sends to a commit, and logs each once recorded.
+import { DataKeyMissingError } from '../sealing/errors.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { ServiceClient } from '../service-client/client.ts';
@@ -65,7 +66,9 @@ export function createSendOne(deps: SendOneDeps): (row: ClaimedRow) => Promise<E
       const finalCode = decision.exhausted ? 'retries_exhausted' : (code ?? 'rejected');
       return {
         end: { externalId: row.external_id, outcome: { state: 'FAILED', code: finalCode, reason: message } },
-        logged: () => log.error({ alert: true, code: finalCode }, 'document could not be sent'),
+        // A request that does not open names its key id (an identifier), so the operator knows which key to bring back.
+        logged: () =>
+          log.error({ alert: true, code: finalCode, ...(err instanceof DataKeyMissingError ? { kid: err.kid } : {}) }, 'document could not be sent'),
       };
     }
     return {

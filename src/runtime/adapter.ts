@@ -49,6 +49,8 @@ export interface RunningAdapter {
   emrAddress?: string;
   /** Bundled mode only: the simulator clinic set up for the adapter. */
   clinicId?: string;
+  /** The data key new patient data is sealed under; undefined when it is written in clear (DATA_ENCRYPTION=off). */
+  sealedUnder?: string;
   /** Stops taking work, finishes what is in flight, closes the database and the bundled servers. */
   close(): Promise<void>;
 }
@@ -227,6 +229,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
       serviceUrl: credentials.serviceUrl,
       ...(opts.emr ? {} : { emr: b.running.summary, emrAddress: b.running.summary.address }),
       ...(clinicId ? { clinicId } : {}),
+      ...(b.sealer.currentKid ? { sealedUnder: b.sealer.currentKid } : {}),
       close() {
         closing ??= (async () => {
           state.workersRunning = false;

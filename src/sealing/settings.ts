@@ -29,6 +29,8 @@ export interface DataKeysSettings {
   /** DATA_ENCRYPTION: `on` seals every new value; `off` writes new values in clear (a source's keys still open sealed ones). */
   encryption: 'on' | 'off';
   source: DataKeySource;
+  /** Why new values are written in clear, when they are (the banner says it). */
+  clearBecause?: string;
 }
 
 export interface DataKeysContext {
@@ -49,7 +51,7 @@ export function dataKeysFrom(s: RawDataKeySettings, ctx: DataKeysContext, proble
     problems.push('DATA_KEYS_COMMAND: not together with DATA_KEYS_PATH; the data keys come from one of the two (a file, or a command that prints it)');
   if (s.DATA_KEYS_PATH) return { encryption: s.DATA_ENCRYPTION ?? 'on', source: { kind: 'path', path: resolve(s.DATA_KEYS_PATH) } };
   if (s.DATA_KEYS_COMMAND) return { encryption: s.DATA_ENCRYPTION ?? 'on', source: { kind: 'command', command: s.DATA_KEYS_COMMAND } };
-  if (s.DATA_ENCRYPTION === 'off') return { encryption: 'off', source: { kind: 'none' } };
+  if (s.DATA_ENCRYPTION === 'off') return { encryption: 'off', source: { kind: 'none' }, clearBecause: 'DATA_ENCRYPTION=off' };
   if (ctx.production) {
     rules.push(
       'DATA_KEYS_PATH: NODE_ENV=production needs a data key to seal patient data at rest: set DATA_KEYS_PATH (a key file made by `emr-bridge data-keys generate --out FILE`) or DATA_KEYS_COMMAND (a command that prints it), or DATA_ENCRYPTION=off to store it in clear',
@@ -61,7 +63,7 @@ export function dataKeysFrom(s: RawDataKeySettings, ctx: DataKeysContext, proble
       rules.push(
         'DATA_ENCRYPTION: on needs a data key every replica shares when the state is in PostgreSQL (DATABASE_URL): set DATA_KEYS_PATH or DATA_KEYS_COMMAND',
       );
-    return { encryption: 'off', source: { kind: 'none' } };
+    return { encryption: 'off', source: { kind: 'none' }, clearBecause: 'replicas on PostgreSQL share no data key: set DATA_KEYS_PATH or DATA_KEYS_COMMAND' };
   }
   return { encryption: 'on', source: { kind: 'generated', path: join(ctx.dataDir, GENERATED_KEY_FILE) } };
 }

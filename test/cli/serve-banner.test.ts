@@ -69,6 +69,19 @@ describe('the serve banner after its first line', () => {
     expect(field(lines, 'service')).toBe('  service        https://service.example.test  (real)');
   });
 
+  it('says whether patient data is sealed at rest, under which key and from where, or why it is written in clear', () => {
+    expect(field(bannerLines({ ...demo, sealedUnder: 'k-20261125-abcdef' }, bundled('127.0.0.1')), 'data at rest')).toBe(
+      '  data at rest   sealed under data key k-20261125-abcdef  (generated, in /data/data-keys.json)',
+    );
+    expect(field(bannerLines({ ...demo, sealedUnder: 'k-1' }, bundled('127.0.0.1', { DATA_KEYS_PATH: '/run/keys.json' })), 'data at rest')).toBe(
+      '  data at rest   sealed under data key k-1  (DATA_KEYS_PATH)',
+    );
+    expect(field(bannerLines(demo, bundled('127.0.0.1', { DATA_ENCRYPTION: 'off' })), 'data at rest')).toBe('  data at rest   IN CLEAR  (DATA_ENCRYPTION=off)');
+    expect(field(bannerLines(demo, bundled('127.0.0.1', { DATABASE_URL: 'postgres://db.internal/emr' })), 'data at rest')).toMatch(
+      /IN CLEAR {2}\(replicas on PostgreSQL share no data key/,
+    );
+  });
+
   it('with one address bound (not a wildcard), adds no interfaces line: its URLs say where it is', () => {
     const view = { ...demo, url: 'http://10.1.2.3:3000', adminUrl: 'http://10.1.2.3:3000' };
     expect(field(bannerLines(view, bundled('10.1.2.3')), 'interfaces')).toBeUndefined();

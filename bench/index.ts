@@ -8,6 +8,7 @@
 // (./receiver-postgres.ts). The processor part runs the same workload on PostgreSQL with one and two processors.
 // hl7: the adapter on an HL7 v2 EMR (the bundled one) against a bare MLLP client, MDM documents, and memory
 // over many 1 MB documents (./hl7.ts).
+// sealing: patient data sealed at rest, on against off: serve under wrk and the processor's in-process workload (./sealing.ts).
 import { benchReceiver } from './receiver.ts';
 import { benchReceiverPostgres } from './receiver-postgres.ts';
 import { benchReceiverWrk } from './receiver-wrk.ts';
@@ -15,6 +16,7 @@ import { benchSimulatorDeliveries } from './simulator-deliveries.ts';
 import { benchProcessor } from './processor.ts';
 import { benchPusher } from './pusher.ts';
 import { benchHl7 } from './hl7.ts';
+import { benchSealing } from './sealing.ts';
 import { WrkMissingError } from './wrk/run-wrk.ts';
 
 type Bench = () => Promise<{ rows: Record<string, string | number>[]; ok?: boolean }>;
@@ -29,6 +31,7 @@ const benches: Record<string, Bench> = {
   pusher: benchPusher,
   'fhir-server': async () => (await import('./fhir-server.ts')).benchFhirServer(),
   hl7: benchHl7,
+  sealing: benchSealing,
 };
 
 const OPT_IN = new Set(['receiver-node', 'receiver-profile']);

@@ -25,6 +25,8 @@ import type { EmrPort } from '../src/emr/port.ts';
 import { silentLogger } from '../src/logger.ts';
 import { ADAPTER_MIGRATIONS } from '../src/paths.ts';
 import { createProcessor } from '../src/processor/index.ts';
+import type { Sealer } from '../src/sealing/sealer.ts';
+import { INBOX_BODY, sealContext } from '../src/storage/sealed-contexts.ts';
 import { createSqliteProcessorStores } from '../src/storage/sqlite/processor-stores.ts';
 import { benchPostgresProcessors } from './processor-postgres.ts';
 import { startChild, type Child } from './support/child.ts';
@@ -49,17 +51,26 @@ function processCpuUs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) / 100) * 1e6;
 }
 
-/** `prefix` keeps each round's appointments and patients new to a FHIR server that served earlier rounds. */
-export async function measure(emr: EmrPort, dir: string, name: string, prefix = '', serverPid?: number, workload = WORKLOAD): Promise<Run> {
+/**
+ * `prefix` keeps each round's appointments and patients new to a FHIR server that served earlier rounds.
+ * `sealer` (./sealing.ts): the bodies are stored as the receiver's inbox writes them with it (sealed when it
+ * seals; sealed before the clock starts) and the processor opens them with it; by default in clear.
+ */
+export async function measure(emr: EmrPort, dir: string, name: string, prefix = '', serverPid?: number, workload = WORKLOAD, sealer?: Sealer): Promise<Run> {
   const db = openDatabase({ path: join(dir, `${name}.db`), migrationsDir: ADAPTER_MIGRATIONS });
   const insert = db.prepare('INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES (?, ?, ?, ?, ?)');
+  const rows: { eventId: string; eventType: string; body: Buffer }[] = [];
+  for (const event of workloadEvents(workload, prefix)) {
+    const eventId = String(event.eventId);
+    const bytes = Buffer.from(JSON.stringify(event));
+    rows.push({ eventId, eventType: String(event.eventType), body: sealer ? await sealer.sealBytes(bytes, sealContext(INBOX_BODY, eventId)) : bytes });
+  }
   db.transaction(() => {
-    for (const body of workloadEvents(workload, prefix))
-      insert.run(body.eventId, String(body.eventType), '{}', Buffer.from(JSON.stringify(body)), systemClock.now());
+    for (const row of rows) insert.run(row.eventId, row.eventType, '{}', row.body, systemClock.now());
   })();
   const metrics = drainMetrics();
   const processor = createProcessor({
-    stores: createSqliteProcessorStores(db, systemClock),
+    stores: createSqliteProcessorStores(db, systemClock, sealer),
     metrics,
     clock: systemClock,
     logger: silentLogger(),

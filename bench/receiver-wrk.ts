@@ -71,8 +71,11 @@ export interface Started {
   dbPath?: string;
 }
 
-/** Starts one server in its own process, in its own data folder; `nodeArgs` go before the script (e.g. --cpu-prof). */
-export async function startServer(kind: ServerKind, dir: string, nodeArgs: string[] = [], extraEnv: Record<string, string> = {}): Promise<Started> {
+/**
+ * Starts one server in its own process, in its own data folder; `nodeArgs` go before the script (e.g. --cpu-prof);
+ * `extraEnv` adds to its environment (an undefined value removes a variable this process has).
+ */
+export async function startServer(kind: ServerKind, dir: string, nodeArgs: string[] = [], extraEnv: Record<string, string | undefined> = {}): Promise<Started> {
   const signing = { SERVICE_KEY_ID: KEY_ID, SERVICE_SIGNING_SECRETS: SECRET, ...extraEnv };
   const before = kind.endsWith('-before');
   if (before && !BEFORE_ROOT) throw new Error(`${kind} needs BENCH_BEFORE (another checkout)`);

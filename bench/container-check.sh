@@ -426,6 +426,8 @@ rand() { python3 -c 'import secrets; print(secrets.token_hex(24))'; }
   rand > "$secrets/service-signing-secrets"
 )
 img --user "$(id -u)" -v "$secrets:/secrets" "$IMAGE" emr-bridge keys generate --out /secrets/fhir-client-key.pem > "$WORK/jwks.json"
+# The data key file that seals patient data at rest, made by the image's own command (compose reads it with DATA_KEYS_COMMAND).
+img --user "$(id -u)" -v "$secrets:/secrets" "$IMAGE" emr-bridge data-keys generate --out /secrets/data-keys > /dev/null
 chmod 0644 "$secrets"/*
 export SERVICE_BASE_URL=https://service.invalid SERVICE_KEY_ID=check-key FHIR_BASE_URL=https://emr.invalid/fhir/R4 FHIR_CLIENT_ID=emr-bridge-check
 EMR_BRIDGE_PORT=$(free_port)
@@ -506,9 +508,9 @@ settings=$WORK/hc.env
 printf '%s\n' NODE_ENV=production HOST=0.0.0.0 DATABASE_URL_FILE=/run/secrets/database-url "SERVICE_BASE_URL=$SERVICE_BASE_URL" \
   "SERVICE_KEY_ID=$SERVICE_KEY_ID" SERVICE_API_KEY_FILE=/run/secrets/service-api-key SERVICE_SIGNING_SECRETS_FILE=/run/secrets/service-signing-secrets \
   "FHIR_BASE_URL=$FHIR_BASE_URL" FHIR_AUTH=smart "FHIR_CLIENT_ID=$FHIR_CLIENT_ID" FHIR_PRIVATE_KEY_PATH=/run/secrets/fhir-client-key \
-  ADMIN_TOKEN_FILE=/run/secrets/admin-token > "$settings"
+  ADMIN_TOKEN_FILE=/run/secrets/admin-token "DATA_KEYS_COMMAND=cat /run/secrets/data-keys" > "$settings"
 mounts=()
-for s in database-url service-api-key service-signing-secrets admin-token; do mounts+=(-v "$secrets/$s:/run/secrets/$s:ro"); done
+for s in database-url service-api-key service-signing-secrets admin-token data-keys; do mounts+=(-v "$secrets/$s:/run/secrets/$s:ro"); done
 mounts+=(-v "$secrets/fhir-client-key.pem:/run/secrets/fhir-client-key:ro")
 podman run -d --name "$HC" --network "$NET" --env-file "$settings" "${mounts[@]}" "$IMAGE" > /dev/null 2> "$WORK/hc-run.log"
 wait_for 120 ready "$HC" || true

@@ -13,7 +13,7 @@
 import type { Clock } from '../clock.ts';
 import { UnavailableError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { Sealer } from '../sealing/sealer.ts';
+import { createClearSealer, type Sealer } from '../sealing/sealer.ts';
 import { isPromise, type InboxRow, type InboxStore } from '../storage/inbox.ts';
 import { INBOX_BODY, sealContext } from '../storage/sealed-contexts.ts';
 import { createGroupCommitter } from './group-commit.ts';
@@ -66,7 +66,7 @@ const DUPLICATE: StoreResult = Object.freeze({ duplicate: true });
 const unavailable = (cause: unknown) => new UnavailableError('the inbox cannot take the event now', cause, 'inbox_unavailable');
 
 export function createInbox(deps: InboxDeps): Inbox {
-  const { store, clock, logger, sealer } = deps;
+  const { store, clock, logger, sealer = createClearSealer() } = deps;
   const health = createWriteHealth({
     clock,
     logger,
@@ -75,13 +75,16 @@ export function createInbox(deps: InboxDeps): Inbox {
   });
   const write = groupWriter(store, logger, health);
   return {
-    // One row object, no spread and, in clear, no further promise: the commit resolves with the answer itself.
-    store: sealer?.sealing
-      ? async (e) => {
-          const body = await sealer.sealBytes(e.body, sealContext(INBOX_BODY, e.eventId));
-          return write.submit({ eventId: e.eventId, eventType: e.eventType, headers: e.headers, body, receivedAt: clock.now() });
-        }
-      : (e) => write.submit({ eventId: e.eventId, eventType: e.eventType, headers: e.headers, body: e.body, receivedAt: clock.now() }),
+    // One row object, no spread and no further promise: the commit resolves with the answer itself. The body is
+    // sealed for its row here, before it joins a batch (in clear, the clear sealer hands it back as it is).
+    store: (e) =>
+      write.submit({
+        eventId: e.eventId,
+        eventType: e.eventType,
+        headers: e.headers,
+        body: sealer.sealBytes(e.body, sealContext(INBOX_BODY, e.eventId)),
+        receivedAt: clock.now(),
+      }),
     async close() {
       await write.close();
       health.stop();

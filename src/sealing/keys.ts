@@ -2,7 +2,7 @@
 // The first key is current (new values are sealed under it); the others only open values sealed before. This
 // file parses and checks one (zod), imports its keys for AES-GCM, and makes new keys. Its messages name a
 // key by its kid (or its place in the list), never print key material.
-import { randomBytes, webcrypto } from 'node:crypto';
+import { createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import { DataKeysError } from './errors.ts';
@@ -26,10 +26,10 @@ export interface DataKeyFile {
   keys: [DataKeyJwk, ...DataKeyJwk[]];
 }
 
-/** One key, imported for AES-256-GCM (not extractable). */
+/** One key, as a secret KeyObject for AES-256-GCM. */
 export interface DataKey {
   kid: string;
-  key: webcrypto.CryptoKey;
+  key: KeyObject;
 }
 
 /** The keys a sealer uses: the current one seals, any of them opens. */
@@ -95,12 +95,7 @@ export function parseKeyFile(text: string, source: string): DataKeyFile {
 
 /** Imports every key of a checked file for AES-256-GCM. */
 export async function importKeySet(file: DataKeyFile): Promise<DataKeySet> {
-  const imported = await Promise.all(
-    file.keys.map(async (jwk) => ({
-      kid: jwk.kid,
-      key: await webcrypto.subtle.importKey('raw', Buffer.from(jwk.k, 'base64url'), 'AES-GCM', false, ['encrypt', 'decrypt']),
-    })),
-  );
+  const imported = file.keys.map((jwk) => ({ kid: jwk.kid, key: createSecretKey(Buffer.from(jwk.k, 'base64url')) }));
   const byKid = new Map(imported.map((k) => [k.kid, k]));
   return { current: imported[0]!, kids: imported.map((k) => k.kid), get: (kid) => byKid.get(kid) };
 }

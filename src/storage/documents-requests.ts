@@ -1,8 +1,7 @@
 // The outbox's stored requests, engine-neutral: a document request (patient name and phone, label, the file's
 // bytes) is stored sealed for its row (src/sealing/, ./sealed-contexts.ts OUTBOX_REQUEST), with the size and
 // SHA-256 of its file beside it in clear, which stay once the request is gone (NULL when the document may no
-// longer be sent). Sealing is asynchronous: SQLite prepares a request before its synchronous transaction
-// (nothing asynchronous may run inside one), PostgreSQL before its statement.
+// longer be sent). A request is prepared (sealed, its digest taken) before the transaction that writes it.
 //
 // A stored request that does not open (its key missing, the value damaged, or sealed for another row) throws
 // the sealing error from requestOf; the pusher's send path takes it as any request that cannot be sent: not
@@ -42,14 +41,14 @@ export function digestOf(request: DocumentRequest): DocumentDigest | null {
 export const requestContext = (externalId: string): string => sealContext(OUTBOX_REQUEST, externalId);
 
 /** Seals a request for the row of `externalId`, with its file's digest. */
-export async function storedRequest(sealer: Sealer, externalId: string, request: DocumentRequest): Promise<StoredRequest> {
+export function storedRequest(sealer: Sealer, externalId: string, request: DocumentRequest): StoredRequest {
   const json = JSON.stringify(request);
-  return { json, stored: await sealer.seal(json, requestContext(externalId)), digest: digestOf(request) };
+  return { json, stored: sealer.seal(json, requestContext(externalId)), digest: digestOf(request) };
 }
 
 /** The request stored in the row of `externalId`, opened and parsed; throws the sealing error when it does not open. */
-export async function openStoredRequest(sealer: Sealer, externalId: string, stored: string): Promise<DocumentRequest> {
-  return JSON.parse(await sealer.openText(stored, requestContext(externalId))) as DocumentRequest;
+export function openStoredRequest(sealer: Sealer, externalId: string, stored: string): DocumentRequest {
+  return JSON.parse(sealer.openText(stored, requestContext(externalId))) as DocumentRequest;
 }
 
 /** A new document with its request ready to be written (null: a document the checks refused keeps none). */
@@ -58,8 +57,8 @@ export interface PreparedDocument {
   request: StoredRequest | null;
 }
 
-export async function prepareDocument(sealer: Sealer, e: NewDocument): Promise<PreparedDocument> {
-  return { document: e, request: e.rejected || !e.request ? null : await storedRequest(sealer, e.externalId, e.request) };
+export function prepareDocument(sealer: Sealer, e: NewDocument): PreparedDocument {
+  return { document: e, request: e.rejected || !e.request ? null : storedRequest(sealer, e.externalId, e.request) };
 }
 
 /** A scan's filing with what it writes ready: a new document's request, or a requeued one's. */
@@ -68,8 +67,8 @@ export type PreparedFiling =
   | (Extract<ScanFiling, { kind: 'requeue' }> & { stored: StoredRequest })
   | Extract<ScanFiling, { kind: 'rejection' }>;
 
-export async function prepareFiling(sealer: Sealer, f: ScanFiling): Promise<PreparedFiling> {
-  if (f.kind === 'new') return { kind: 'new', prepared: await prepareDocument(sealer, f.document) };
-  if (f.kind === 'requeue') return { ...f, stored: await storedRequest(sealer, f.externalId, f.request) };
+export function prepareFiling(sealer: Sealer, f: ScanFiling): PreparedFiling {
+  if (f.kind === 'new') return { kind: 'new', prepared: prepareDocument(sealer, f.document) };
+  if (f.kind === 'requeue') return { ...f, stored: storedRequest(sealer, f.externalId, f.request) };
   return f;
 }

@@ -1,6 +1,6 @@
 // The inbox's stored bodies, sealed (src/sealing/, ./sealed-contexts.ts), opened for the processor's one parse
-// (src/contract/stored-event.ts). Engine-neutral: SQLite runs it before its synchronous transaction (nothing
-// asynchronous may run inside one), PostgreSQL inside its own.
+// (src/contract/stored-event.ts). Engine-neutral and synchronous: both engines run it inside their intake's
+// transaction.
 //
 // A body that does not open is a reason, as a malformed one is: its event becomes a dead letter naming the key
 // id, replayable once the key is back. Unless no body of an intake opens for want of a key: then the data keys
@@ -19,7 +19,7 @@ export interface StoredBody {
 }
 
 /** The plain body of a stored row (null once retention pruned it); throws the sealing error when it does not open. */
-export async function openInboxBody(sealer: Sealer, row: StoredBody): Promise<Buffer | null> {
+export function openInboxBody(sealer: Sealer, row: StoredBody): Buffer | null {
   return row.body === null ? null : sealer.open(row.body, sealContext(INBOX_BODY, row.eventId));
 }
 
@@ -39,10 +39,10 @@ export class DataKeysIncidentError extends AppError {
  * One stored body opened and parsed (an intake's, or the claim of an event another process took in). A body
  * that does not open is a reason naming the fault; `onMissingKey` hears the key id when its key is missing.
  */
-export async function parseInboxBody(sealer: Sealer, row: StoredBody, onMissingKey?: (kid: string) => void): Promise<Parsed> {
+export function parseInboxBody(sealer: Sealer, row: StoredBody, onMissingKey?: (kid: string) => void): Parsed {
   let body: Buffer | null;
   try {
-    body = await openInboxBody(sealer, row);
+    body = openInboxBody(sealer, row);
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
     if (err instanceof DataKeyMissingError) onMissingKey?.(err.kid);
@@ -55,16 +55,14 @@ export async function parseInboxBody(sealer: Sealer, row: StoredBody, onMissingK
  * An intake's bodies opened and parsed, in order. Throws DataKeysIncidentError when not one opened because its
  * key is missing (see the file's head).
  */
-export async function parseIntakeBodies(sealer: Sealer, rows: readonly StoredBody[]): Promise<Parsed[]> {
+export function parseIntakeBodies(sealer: Sealer, rows: readonly StoredBody[]): Parsed[] {
   const missing = new Set<string>();
   let unopened = 0;
-  const parsed = await Promise.all(
-    rows.map((row) =>
-      parseInboxBody(sealer, row, (kid) => {
-        missing.add(kid);
-        unopened++;
-      }),
-    ),
+  const parsed = rows.map((row) =>
+    parseInboxBody(sealer, row, (kid) => {
+      missing.add(kid);
+      unopened++;
+    }),
   );
   if (rows.length > 0 && unopened === rows.length) throw new DataKeysIncidentError([...missing]);
   return parsed;

@@ -112,7 +112,11 @@ export async function rotateSealedValues(
     const pageSize = opts.pageSize ?? DEFAULT_PAGE_SIZE;
     for await (const page of pages(store, column, column.bytes ? pageSize : Math.max(1, Math.floor(pageSize / 10)))) {
       const stale = page.filter((row) => keyIdOfHead(row.head) !== current);
-      const replacements = (await Promise.all(stale.map((row) => resealed1(store, sealer, column, row.key)))).filter((r) => r !== undefined);
+      const replacements: Replacement[] = [];
+      for (const row of stale) {
+        const r = await resealedValue(store, sealer, column, row.key);
+        if (r) replacements.push(r);
+      }
       const written = replacements.length ? await store.replace(column, replacements) : 0;
       resealed += written;
       result.changedMeanwhile += stale.length - written;
@@ -125,11 +129,11 @@ export async function rotateSealedValues(
 }
 
 /** One row's value opened and sealed again under the current key; undefined when the row holds none now. */
-async function resealed1(store: SealedValueStore, sealer: Sealer, column: SealedColumn, key: string): Promise<Replacement | undefined> {
+async function resealedValue(store: SealedValueStore, sealer: Sealer, column: SealedColumn, key: string): Promise<Replacement | undefined> {
   const previous = await store.value(column, key);
   if (previous === null) return undefined;
   const context = sealContext(column, key);
-  const plain = await sealer.open(previous, context);
-  const next = column.bytes ? await sealer.sealBytes(plain, context) : await sealer.seal(plain.toString('utf8'), context);
+  const plain = sealer.open(previous, context);
+  const next = column.bytes ? sealer.sealBytes(plain, context) : sealer.seal(plain.toString('utf8'), context);
   return { key, previous, next };
 }

@@ -1,20 +1,22 @@
 // Sealing one value: it round-trips, never twice the same, opens only in the row it was sealed for, under a
 // key the set holds, and whole; an older key still opens after a new current one is put first. The clear
 // sealer (DATA_ENCRYPTION=off) writes values as they are and still opens what was sealed while it was on.
+import { randomBytes, webcrypto } from 'node:crypto';
+import { CompactEncrypt, compactDecrypt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { DataKeyMissingError, SealedValueInvalidError, SealedValueMisplacedError } from '../../src/sealing/errors.ts';
 import { keyIdOf } from '../../src/sealing/format.ts';
 import { createClearSealer, createSealer } from '../../src/sealing/sealer.ts';
-import { keySetOf } from './builders.ts';
+import { keyMaterialOf, keySetOf } from './builders.ts';
 
 const CTX = 'inbox_events/body/evt-1';
 const BODY = '{"eventId":"evt-1","data":{"patient":{"name":"Marker Smith","phone":"+15550100"}}}';
 const sealerOf = async (...kids: string[]) => createSealer(await keySetOf(...kids));
 
-/** The error `promise` rejects with. */
-async function rejection(promise: Promise<unknown>): Promise<Error> {
+/** The error `open` throws. */
+function thrown(open: () => unknown): Error {
   try {
-    await promise;
+    open();
   } catch (err) {
     return err as Error;
   }
@@ -57,7 +59,7 @@ describe('createSealer', () => {
   it('refuses a value sealed for one row when it is read for another', async () => {
     const sealer = await sealerOf('k-1');
     const sealed = await sealer.seal(BODY, CTX);
-    const err = await rejection(sealer.open(sealed, 'inbox_events/body/evt-2'));
+    const err = thrown(() => sealer.open(sealed, 'inbox_events/body/evt-2'));
     expect(err).toBeInstanceOf(SealedValueMisplacedError);
     expect(err).toMatchObject({ code: 'sealed_value_misplaced', expected: 'inbox_events/body/evt-2', found: CTX });
     expect(err.message).toContain('inbox_events/body/evt-2');
@@ -66,7 +68,8 @@ describe('createSealer', () => {
 
   it('names the kid of a value sealed under a key the set does not hold', async () => {
     const sealed = await (await sealerOf('k-gone')).seal(BODY, CTX);
-    const err = await rejection((await sealerOf('k-1')).open(sealed, CTX));
+    const other = await sealerOf('k-1');
+    const err = thrown(() => other.open(sealed, CTX));
     expect(err).toBeInstanceOf(DataKeyMissingError);
     expect(err).toMatchObject({ code: 'data_key_missing', kid: 'k-gone' });
     expect(err.message).toContain('data key k-gone');
@@ -77,7 +80,7 @@ describe('createSealer', () => {
     const sealer = await sealerOf('k-1');
     const sealed = await sealer.seal(BODY, CTX);
     for (const length of [sealed.length - 1, sealed.length - 23, sealed.lastIndexOf('.'), 60, 20]) {
-      const err = await rejection(sealer.open(sealed.slice(0, length), CTX));
+      const err = thrown(() => sealer.open(sealed.slice(0, length), CTX));
       expect(err, `cut at ${length}`).toBeInstanceOf(SealedValueInvalidError);
       expect(err).toMatchObject({ code: 'sealed_value_invalid', fault: 'malformed' });
     }
@@ -89,7 +92,7 @@ describe('createSealer', () => {
     const [header, , iv, ciphertext] = sealed.split('.') as [string, string, string, string];
     const ciphertextAt = header.length + 2 + iv.length + 1;
     for (const index of [ciphertextAt + 5, sealed.length - 3, ciphertextAt - 4]) {
-      const err = await rejection(sealer.open(flipped(sealed, index), CTX));
+      const err = thrown(() => sealer.open(flipped(sealed, index), CTX));
       expect(err, `changed at ${index}`).toBeInstanceOf(SealedValueInvalidError);
       expect(err).toMatchObject({ code: 'sealed_value_invalid', fault: 'altered' });
     }
@@ -101,7 +104,7 @@ describe('createSealer', () => {
     const sealed = await sealer.seal(BODY, CTX);
     const header = Buffer.from(JSON.stringify({ alg: 'dir', enc: 'A256GCM', kid: 'k-1', ctx: 'inbox_events/body/evt-2' })).toString('base64url');
     const moved = [header, ...sealed.split('.').slice(1)].join('.');
-    const err = await rejection(sealer.open(moved, 'inbox_events/body/evt-2'));
+    const err = thrown(() => sealer.open(moved, 'inbox_events/body/evt-2'));
     expect(err).toBeInstanceOf(SealedValueInvalidError);
   });
 
@@ -114,7 +117,7 @@ describe('createSealer', () => {
     expect(after.currentKid).toBe('k-new');
     expect(after.keyIds).toEqual(['k-new', 'k-old']);
     expect(keyIdOf(fresh)).toBe('k-new');
-    expect(await rejection(before.open(fresh, CTX))).toBeInstanceOf(DataKeyMissingError);
+    expect(thrown(() => before.open(fresh, CTX))).toBeInstanceOf(DataKeyMissingError);
   });
 
   it('reads a clear value (written before sealing) as it is', async () => {
@@ -126,8 +129,31 @@ describe('createSealer', () => {
 
   it('refuses a context that is empty or holds a control character', async () => {
     const sealer = await sealerOf('k-1');
-    await expect(sealer.seal(BODY, '')).rejects.toThrow(TypeError);
-    await expect(sealer.seal(BODY, 'inbox_events/body/evt\n1')).rejects.toThrow(TypeError);
+    expect(() => sealer.seal(BODY, '')).toThrow(TypeError);
+    expect(() => sealer.seal(BODY, 'inbox_events/body/evt\n1')).toThrow(TypeError);
+  });
+});
+
+describe('the sealed value is standard compact JWE', () => {
+  /** The key of `kid` as jose (WebCrypto) takes it. */
+  const joseKey = (kid: string) => webcrypto.subtle.importKey('raw', Buffer.from(keyMaterialOf(kid), 'base64url'), 'AES-GCM', false, ['encrypt', 'decrypt']);
+
+  it('opens with jose, the header authenticated, a text and a 1 MB value alike', async () => {
+    const sealer = await sealerOf('k-1');
+    for (const plain of [Buffer.from(BODY), randomBytes(1024 * 1024)]) {
+      const opened = await compactDecrypt(Buffer.from(await sealer.sealBytes(plain, CTX)).toString('latin1'), await joseKey('k-1'));
+      expect(Buffer.from(opened.plaintext).equals(plain)).toBe(true);
+      expect(opened.protectedHeader).toEqual({ alg: 'dir', enc: 'A256GCM', kid: 'k-1', ctx: CTX });
+    }
+  });
+
+  it('opens a value jose sealed, and refuses one jose sealed for another row', async () => {
+    const sealer = await sealerOf('k-1');
+    const byJose = async (ctx: string) =>
+      new CompactEncrypt(Buffer.from(BODY)).setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: 'k-1', ctx }).encrypt(await joseKey('k-1'));
+    expect(await sealer.openText(await byJose(CTX), CTX)).toBe(BODY);
+    const elsewhere = await byJose('inbox_events/body/other');
+    expect(thrown(() => sealer.open(elsewhere, CTX))).toBeInstanceOf(SealedValueMisplacedError);
   });
 });
 
@@ -145,7 +171,7 @@ describe('createClearSealer (DATA_ENCRYPTION=off)', () => {
 
   it('names the kid of a sealed value when it has no keys', async () => {
     const sealed = await (await sealerOf('k-1')).seal(BODY, CTX);
-    const err = await rejection(createClearSealer().open(sealed, CTX));
+    const err = thrown(() => createClearSealer().open(sealed, CTX));
     expect(err).toBeInstanceOf(DataKeyMissingError);
     expect(err).toMatchObject({ kid: 'k-1' });
   });

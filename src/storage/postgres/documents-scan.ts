@@ -45,7 +45,7 @@ export function createPostgresScanLedger(
     },
     async fileScanned(filings, watermark) {
       if (!filings.length && !watermark) return [];
-      const prepared = await Promise.all(filings.map((f) => prepareFiling(sealer, f)));
+      const prepared = filings.map((f) => prepareFiling(sealer, f));
       return withTransaction(pool, async (client) => {
         const changed: boolean[] = [];
         for (const f of prepared) changed.push(await fileOne(client, f));

@@ -69,7 +69,7 @@ async function giveBack(q: Queryable, clock: Clock, ended: readonly Ended<'unsen
 }
 
 export function createPostgresSendQueue(pool: Pool, clock: Clock, memory: RequestMemory, sealer: Sealer): SendQueue {
-  const enqueue = async (e: NewDocument) => insertDocument(pool, clock, await prepareDocument(sealer, e), memory.keep);
+  const enqueue = async (e: NewDocument) => insertDocument(pool, clock, prepareDocument(sealer, e), memory.keep);
 
   async function recordEnded(q: Queryable, ended: readonly SendEnd[]): Promise<void> {
     const outcomes = ended.filter((e): e is Extract<SendEnd, { outcome: unknown }> => 'outcome' in e);

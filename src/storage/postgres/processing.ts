@@ -54,7 +54,7 @@ async function intakeIn(client: PoolClient, clock: Clock, sealer: Sealer, limit:
     received: [] as number[],
   };
   // Opened while the intake lock is held: a body that does not open is parked, or the whole intake stops (../inbox-bodies.ts).
-  const bodies = await parseIntakeBodies(
+  const bodies = parseIntakeBodies(
     sealer,
     rows.map((r) => ({ eventId: r.event_id, body: r.body })),
   );

@@ -37,7 +37,7 @@ export function createSqliteScanLedger(db: Db, clock: Clock, enqueue: Enqueue, s
     scanWatermark: async () => (read.get() as string | null) ?? undefined,
     async fileScanned(filings, watermark) {
       if (!filings.length && !watermark) return [];
-      const prepared = await Promise.all(filings.map((f) => prepareFiling(sealer, f)));
+      const prepared = filings.map((f) => prepareFiling(sealer, f));
       return fileAll.immediate(prepared, watermark);
     },
   };

@@ -85,7 +85,7 @@ export function createSqliteSendQueue(
 
   return {
     // Sealed first: nothing asynchronous may run inside the insert's transaction.
-    enqueue: async (e) => enqueue(await prepareDocument(sealer, e)),
+    enqueue: async (e) => enqueue(prepareDocument(sealer, e)),
     claimDue: async (limit, leaseMs) => claimDue.immediate(limit, leaseMs),
     recordOutcome: async (externalId, o) => recordOutcome(externalId, o),
     settle: async (ended, limit, leaseMs) => (ended.length || limit > 0 ? settle.immediate(ended, limit, leaseMs) : []),

@@ -5,7 +5,6 @@
 // the events' history rows (./event-history.ts), one statement; intake copies each event's received time.
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../sqlite/open.ts';
-import type { Parsed } from '../../contract/stored-event.ts';
 import { createClearSealer, type Sealer } from '../../sealing/sealer.ts';
 import { parseInboxBody, parseIntakeBodies, type StoredBody } from '../inbox-bodies.ts';
 import type { ClaimedEvent, EventOutcome, Intake, NextClaim, ProcessingQueue, TakenEvent } from '../processing.ts';
@@ -34,19 +33,22 @@ export const NEXT_EVENTS_SQL = `
     LIMIT @limit`;
 
 /**
- * Intake: inbox rows past the cursor become processing rows (pending, or dead when not an event). Their bodies
- * are read and opened first (sealed: asynchronous), then written in one transaction that still finds the cursor
- * where the read left it: one process owns the file, and its processor takes in one batch at a time.
+ * Intake: inbox rows past the cursor become processing rows (pending, or dead when not an event, or when the
+ * body does not open: ../inbox-bodies.ts), in one transaction.
  */
-function createIntake(db: Db, clock: Clock, history: SqliteEventHistory, sealer: Sealer): (limit: number) => Promise<Intake> {
+function createIntake(db: Db, clock: Clock, history: SqliteEventHistory, sealer: Sealer): (limit: number) => Intake {
   const cursor = db.prepare('SELECT last_inbox_id FROM processor_cursor WHERE id = 1').pluck();
   const newRows = db.prepare('SELECT id, event_id, body, received_at FROM inbox_events WHERE id > ? ORDER BY id LIMIT ?');
   const insert = db.prepare(
     'INSERT INTO processing (inbox_id, entity_key, state, last_error, finished_at, received_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
   );
   const moveCursor = db.prepare('UPDATE processor_cursor SET last_inbox_id = ? WHERE id = 1');
-  const write = db.transaction((from: number, rows: IntakeRow[], parsed: Parsed[]): Intake => {
-    if (cursor.get() !== from) throw new Error('intake: the cursor moved while the bodies were opened (a second intake at once)');
+  const intake = db.transaction((limit: number): Intake => {
+    const rows = newRows.all(cursor.get(), limit) as { id: number; event_id: string; body: Buffer | null; received_at: number }[];
+    const parsed = parseIntakeBodies(
+      sealer,
+      rows.map((r) => ({ eventId: r.event_id, body: r.body })),
+    );
     const dead: Intake['dead'] = [];
     const events: TakenEvent[] = [];
     rows.forEach((row, i) => {
@@ -64,23 +66,7 @@ function createIntake(db: Db, clock: Clock, history: SqliteEventHistory, sealer:
     if (rows.length) moveCursor.run(rows[rows.length - 1]!.id);
     return { taken: rows.length, events, dead };
   });
-  return async (limit) => {
-    const from = cursor.get() as number;
-    const rows = newRows.all(from, limit) as IntakeRow[];
-    if (!rows.length) return { taken: 0, events: [], dead: [] };
-    const parsed = await parseIntakeBodies(
-      sealer,
-      rows.map((r) => ({ eventId: r.event_id, body: r.body })),
-    );
-    return write.immediate(from, rows, parsed);
-  };
-}
-
-interface IntakeRow {
-  id: number;
-  event_id: string;
-  body: Buffer | null;
-  received_at: number;
+  return (limit) => intake.immediate(limit);
 }
 
 /** A version written in a batch, to settle in memory once the batch has committed. */
@@ -148,7 +134,7 @@ export function createSqliteProcessingQueue(
   });
 
   return {
-    intake: (limit = INTAKE_BATCH) => intake(limit),
+    intake: async (limit = INTAKE_BATCH) => intake(limit),
     claim: async (limit, leaseMs) => claim(limit, leaseMs),
     async event(inboxId) {
       const row = stored.get(inboxId) as StoredBody | undefined;

@@ -13,6 +13,7 @@ import type { EmrStateStores } from './emr-state.ts';
 import type { InboxStore } from './inbox.ts';
 import { openPostgresStorage } from './postgres/open-storage.ts';
 import type { ProcessorStores } from './processor-stores.ts';
+import type { QuarantineStore } from './quarantine.ts';
 import type { SignInFailureStore } from './sign-in-failures.ts';
 import { holdSqliteFile, openSqliteStorage } from './sqlite/open-storage.ts';
 
@@ -32,6 +33,8 @@ export interface Storage {
   signInFailures: SignInFailureStore;
   /** What EMR modules keep of their own (src/emr/module.ts), one share per module, shared by every replica. */
   emrState: EmrStateStores;
+  /** Signed webhooks over WEBHOOK_MAX_BODY_BYTES, kept until an operator applies or dismisses them (./quarantine.ts). */
+  quarantine: QuarantineStore;
   /** Closes the stores' connections (after the workers and the inbox have stopped). */
   close(): Promise<void>;
 }

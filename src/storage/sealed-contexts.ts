@@ -19,7 +19,10 @@ export const INBOX_BODY: SealedColumn = { table: 'inbox_events', column: 'body',
 /** outbox_documents.request: the document request (patient name and phone, label, the file's bytes) until final. */
 export const OUTBOX_REQUEST: SealedColumn = { table: 'outbox_documents', column: 'request', key: 'external_id', bytes: false };
 
-export const SEALED_COLUMNS: readonly SealedColumn[] = [INBOX_BODY, OUTBOX_REQUEST];
+/** webhook_quarantine.body: a signed webhook over WEBHOOK_MAX_BODY_BYTES, kept until applied or dismissed. */
+export const QUARANTINE_BODY: SealedColumn = { table: 'webhook_quarantine', column: 'body', key: 'event_id', bytes: true };
+
+export const SEALED_COLUMNS: readonly SealedColumn[] = [INBOX_BODY, OUTBOX_REQUEST, QUARANTINE_BODY];
 
 /** The context a value of `column` is sealed for in the row whose key is `key`. */
 export const sealContext = (column: SealedColumn, key: string): string => `${column.table}/${column.column}/${key}`;

@@ -11,6 +11,7 @@ import { createPostgresInboxStore } from './inbox.ts';
 import { checkPostgresSchema, describeDatabaseUrl } from './migrate.ts';
 import { createPool } from './pool.ts';
 import { createPostgresProcessorStores } from './processor-stores.ts';
+import { createPostgresQuarantineStore } from './quarantine.ts';
 import { createPostgresSignInFailures } from './sign-in-failures.ts';
 
 export async function openPostgresStorage(url: string, deps: StorageDeps): Promise<Storage> {
@@ -36,6 +37,7 @@ export async function openPostgresStorage(url: string, deps: StorageDeps): Promi
     consoleSessions: createPostgresConsoleSessionStore(pool),
     signInFailures: createPostgresSignInFailures(pool),
     emrState: createPostgresEmrState(pool, deps.clock),
+    quarantine: createPostgresQuarantineStore(pool, deps.clock, deps.sealer),
     async close() {
       await processor.close();
       await coordination.close();

@@ -12,6 +12,7 @@ import { createSqliteDocumentStore } from './documents.ts';
 import { createSqliteEmrState } from './emr-state.ts';
 import { createSqliteInboxStore } from './inbox.ts';
 import { createSqliteProcessorStores } from './processor-stores.ts';
+import { createSqliteQuarantineStore } from './quarantine.ts';
 import { openSqliteForServe } from './schema.ts';
 
 /** The exclusive lock on `<path>.lock`; an in-memory database needs none. */
@@ -38,6 +39,7 @@ export function openSqliteStorage(path: string, deps: StorageDeps): Storage {
     // One process per file: its own memory counts every failed sign-in the file's adapter hears.
     signInFailures: createMemorySignInFailures(),
     emrState: createSqliteEmrState(db, deps.clock),
+    quarantine: createSqliteQuarantineStore(db, deps.clock, deps.sealer, { coordination }),
     async close() {
       await processor.close();
       await coordination.close();

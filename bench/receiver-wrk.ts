@@ -193,6 +193,11 @@ function checkInbox(dbPath: string, runs: WrkResult[]): NonNullable<Measurement[
   const db = new Database(dbPath, { readonly: true });
   const { rows, ids } = db.prepare('SELECT count(*) AS rows, count(DISTINCT event_id) AS ids FROM inbox_events').get() as { rows: number; ids: number };
   db.close();
+  return { rows, ...inboxProblems({ rows, ids }, runs) };
+}
+
+/** Against wrk's runs: every acknowledged event stored, none twice, none that was never sent. */
+export function inboxProblems({ rows, ids }: { rows: number; ids: number }, runs: WrkResult[]): { acknowledged: number; sent: number; problems: string[] } {
   const acknowledged = runs.reduce((n, r) => n + r.ok, 0);
   const sent = runs.reduce((n, r) => n + sentBy(r), 0);
   const problems: string[] = [];
@@ -200,7 +205,7 @@ function checkInbox(dbPath: string, runs: WrkResult[]): NonNullable<Measurement[
   if (rows < acknowledged) problems.push(`${acknowledged - rows} acknowledged events missing`);
   if (ids !== rows) problems.push(`${rows - ids} duplicate rows`);
   if (rows > sent) problems.push(`${rows - sent} more rows than deliveries sent`);
-  return { rows, acknowledged, sent, problems };
+  return { acknowledged, sent, problems };
 }
 
 export const median = (xs: number[]) => {

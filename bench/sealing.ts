@@ -26,7 +26,7 @@ import { createSealer, type Sealer } from '../src/sealing/sealer.ts';
 import { GENERATED_KEY_FILE } from '../src/sealing/settings.ts';
 import { INBOX_BODY, sealContext } from '../src/storage/sealed-contexts.ts';
 import { measure as measureProcessor } from './processor.ts';
-import { cpuSeconds, deliveriesFor, loadOnce, median, ROUNDS, SECONDS, startServer, WARMUP_DELIVERIES, WARMUP_SECONDS } from './receiver-wrk.ts';
+import { cpuSeconds, deliveriesFor, inboxProblems, loadOnce, median, ROUNDS, SECONDS, startServer, WARMUP_DELIVERIES, WARMUP_SECONDS } from './receiver-wrk.ts';
 import type { Run } from './support/processor-workload.ts';
 import { requireWrk, type WrkResult } from './wrk/run-wrk.ts';
 
@@ -38,7 +38,6 @@ const PROCESSOR_ROUNDS = 2 * ROUNDS;
 const OPEN_SAMPLE = 200;
 
 const orderOf = (round: number): Setting[] => (round % 2 === 0 ? SETTINGS : [...SETTINGS].reverse());
-const sentBy = (r: WrkResult) => r.threads.reduce((n, t) => n + t.built, 0);
 const range = (xs: number[], digits = 0) => `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
 
 interface ServeRun {
@@ -95,14 +94,8 @@ async function checkInbox(dbPath: string, dir: string, setting: Setting, runs: W
     body: Buffer;
   }[];
   db.close();
-  const { rows, ids } = counts;
-  const acknowledged = runs.reduce((n, r) => n + r.ok, 0);
-  const sent = runs.reduce((n, r) => n + sentBy(r), 0);
-  const problems: string[] = [];
-  if (runs.some((r) => r.threads.some((t) => t.wrapped))) problems.push('deliveries ran out and repeated (the check cannot hold)');
-  if (rows < acknowledged) problems.push(`${acknowledged - rows} acknowledged events missing`);
-  if (ids !== rows) problems.push(`${rows - ids} duplicate rows`);
-  if (rows > sent) problems.push(`${rows - sent} more rows than deliveries sent`);
+  const { rows } = counts;
+  const { acknowledged, problems } = inboxProblems(counts, runs);
   if (counts.pruned) problems.push(`${counts.pruned} bodies missing`);
   const expected = setting === 'on' ? counts.sealed : counts.clear;
   if (expected !== rows - counts.pruned) problems.push(`${rows - counts.pruned - expected} bodies not ${setting === 'on' ? 'sealed' : 'clear'}`);

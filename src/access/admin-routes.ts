@@ -46,6 +46,7 @@ export const ADMIN_ROUTE_RULES: Readonly<Record<string, AdminRouteRule>> = {
   }),
   'POST /admin/dead-letters/:eventId/replay': operator('dead_letter.replay', param('eventId')),
   'POST /admin/dead-letters/:eventId/dismiss': operator('dead_letter.dismiss', param('eventId')),
+  'POST /admin/dead-letters/mappings/:entityType/:serviceId/replay': operator('mapping.replay', (r) => [`${r.params.entityType}:${r.params.serviceId}`]),
   'POST /admin/dead-letters/mappings/:entityType/:serviceId/dismiss': operator('mapping.dismiss', (r) => [`${r.params.entityType}:${r.params.serviceId}`]),
   'GET /admin/documents': read,
   'GET /admin/documents/:externalId': read,

@@ -200,6 +200,7 @@ export const adminSchemas = {
   dismissRequest: named('DismissRequest', dismissBody),
   eventDismissed: named('EventDismissed', z.strictObject({ dismissed: eventStatus })),
   mappingDismissed: named('MappingDismissed', z.strictObject({ dismissed: deadMapping })),
+  mappingReplayed: named('MappingReplayed', z.strictObject({ replayed: deadMapping })),
   pushRequest: named('PushDocumentRequest', pushDocumentBody()),
   documentAccepted: named(
     'DocumentAccepted',

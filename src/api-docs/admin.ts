@@ -113,6 +113,19 @@ const deadLetterRoutes = routesOf({ tag: 'dead letters', ...ADMIN }, (route) => 
     errors: { 400: 'invalid_request', ...OPERATOR },
   }),
   route(
+    'post /admin/dead-letters/mappings/{entityType}/{serviceId}/replay',
+    'replayDeadMapping',
+    'Replay a refused mapping: posted to the service again, with fresh attempts',
+    {
+      responses: { 200: reply('Queued again.', schemas.mappingReplayed) },
+      errors: {
+        ...OPERATOR,
+        404: 'not_found: no such mapping.',
+        409: 'not_dead_letter: the mapping is not a dead letter (or was dismissed).',
+      },
+    },
+  ),
+  route(
     'post /admin/dead-letters/mappings/{entityType}/{serviceId}/dismiss',
     'dismissDeadMapping',
     'Dismiss a refused mapping, with a reason (kept, never sent)',

@@ -1,6 +1,7 @@
-// Admin routes of the processor (mounted under /admin, behind ADMIN_TOKEN): dead letters listed (a page at
-// a time, filtered), replayed one by one or in bulk, or dismissed with a reason; and the processing state
-// of any stored event, with its state history and the EMR records it wrote when given the event views.
+// Admin routes of the processor (mounted under /admin, behind ADMIN_TOKEN): dead letters (events and refused
+// mappings) listed (a page at a time, filtered), replayed one by one or in bulk, or dismissed with a reason; and
+// the processing state of any stored event, with its state history and the EMR records it wrote when given the
+// event views.
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
@@ -36,6 +37,14 @@ export function createProcessorAdminRouter(deps: { deadLetters: DeadLetterStores
   router.post('/dead-letters/replay', async (ctx) => {
     const body = await readValidated(ctx.req, replayAllBody, SMALL_BODY_BYTES);
     ctx.body = { replayed: await deadLetters.replayAll(body.eventType ? { eventType: body.eventType } : {}) };
+  });
+  router.post('/dead-letters/mappings/:entityType/:serviceId/replay', async (ctx) => {
+    const { entityType, serviceId } = ctx.params as { entityType: string; serviceId: string };
+    const mapping = await deadLetters.getMapping(entityType, serviceId);
+    if (!mapping) throw new NotFoundError('no such mapping');
+    if (!(await deadLetters.replayMapping(entityType, serviceId)))
+      throw notDeadLetter(mapping.dismissal ? 'the mapping was dismissed; a dismissed dead letter cannot be replayed' : 'the mapping is not a dead letter');
+    ctx.body = { replayed: await deadLetters.getMapping(entityType, serviceId) };
   });
   router.post('/dead-letters/mappings/:entityType/:serviceId/dismiss', async (ctx) => {
     const { entityType, serviceId } = ctx.params as { entityType: string; serviceId: string };

@@ -42,6 +42,8 @@ export interface DeadLetters {
   getMapping(entityType: string, serviceId: string): Promise<DeadMapping | undefined>;
   /** Returns whether the event was a dead letter (and is now queued again). */
   replay(eventId: string): Promise<boolean>;
+  /** Returns whether the mapping was a dead letter (and is queued to be posted again, with fresh attempts). */
+  replayMapping(entityType: string, serviceId: string): Promise<boolean>;
   replayAll(filter?: { eventType?: string }): Promise<{ events: number; mappings: number }>;
   /** Returns whether the event was a dead letter (and is now dismissed). The reason is stored, not logged. */
   dismiss(eventId: string, reason: string, by: string): Promise<boolean>;
@@ -91,6 +93,11 @@ export function createDeadLetters(deps: { stores: DeadLetterStores; logger: Logg
     async replay(eventId) {
       const changed = await events.reopen(eventId);
       if (changed) logger.info({ eventId }, 'dead letter replayed');
+      return changed;
+    },
+    async replayMapping(entityType, serviceId) {
+      const changed = await mappings.reopen(entityType, serviceId);
+      if (changed) logger.info({ entityType, serviceId }, 'dead mapping replayed');
       return changed;
     },
     async replayAll(filter = {}) {

@@ -62,8 +62,12 @@ export interface DeadMappingQuery {
 export interface DeadMappingStore {
   page(q: DeadMappingQuery): Promise<DeadMapping[]>;
   get(entityType: string, serviceId: string): Promise<DeadMapping | undefined>;
+  /** Puts one dead mapping back in the outbox with fresh attempts, due at once; returns whether it was dead. */
+  reopen(entityType: string, serviceId: string): Promise<boolean>;
   /** Puts every dead mapping back in the outbox with fresh attempts; returns how many. */
   reopenAll(): Promise<number>;
+  /** Mappings the service refused, waiting for a person (dead, not dismissed); read by their partial index. */
+  deadCount(): Promise<number>;
   /** Returns whether the mapping was dead (and is now dismissed). */
   dismiss(entityType: string, serviceId: string, reason: string, by: string): Promise<boolean>;
 }

@@ -77,7 +77,10 @@ export interface EventViews {
    * event. Rejects with the sealing error (naming the key id) when it does not open.
    */
   body(eventId: string): Promise<Buffer | null | undefined>;
-  /** Per minute with anything in [since, until) (epoch ms), oldest first; minutes with nothing are left out. */
+  /**
+   * Per minute with anything in [since, until) (epoch ms, minute starts), oldest first; minutes with nothing are
+   * left out. Received: inbox rows stored (acknowledged) in the minute, taken in by the processor or not.
+   */
   perMinute(since: number, until: number): Promise<MinuteCounts[]>;
   /** Dead letters (events) waiting for a person. */
   deadCount(): Promise<number>;
@@ -145,14 +148,16 @@ export const toEventRow = (r: EventRowColumns): EventRow => ({
 });
 
 /**
- * Received and applied per minute in [since, until): one query over two processing indexes, each read alone
- * (processing_received; processing_finished, covering). An event replayed and applied again counts at its last
- * application.
+ * Received and applied per minute in [since, until) (minute starts): one query over two indexes, each read alone.
+ * Received is what the receiver acknowledged: inbox rows by their received time, counted per minute by the inbox
+ * in its own commits (inbox_minutes, its primary key; on PostgreSQL one row per minute and backend, every replica's),
+ * whether the processor has taken them in or not. Applied is by processing_finished (covering); an event replayed
+ * and applied again counts at its last application.
  */
 export const perMinuteSql = (since: string, until: string) => `
-  SELECT minute, sum(received) AS received, sum(applied) AS applied FROM (
-    SELECT (received_at / 60000) * 60000 AS minute, 1 AS received, 0 AS applied FROM processing
-    WHERE received_at >= ${since} AND received_at < ${until}
+  SELECT minute, CAST(sum(received) AS BIGINT) AS received, CAST(sum(applied) AS BIGINT) AS applied FROM (
+    SELECT minute, received, 0 AS applied FROM inbox_minutes
+    WHERE minute >= ${since} AND minute < ${until}
     UNION ALL
     SELECT (finished_at / 60000) * 60000, 0, 1 FROM processing
     WHERE state IN ('applied', 'discarded_stale') AND finished_at >= ${since} AND finished_at < ${until} AND state = 'applied'

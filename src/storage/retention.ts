@@ -1,6 +1,7 @@
 // Retention of the processor's rows, engine-neutral: finished events lose their body, then their row (and so
 // their eventId, which the receiver's dedupe needs); dismissed dead letters lose their body (their row stays);
-// mappings the service took are deleted. Dead letters and events not yet final are never touched. Which cutoffs apply is src/processor/retention.ts.
+// mappings the service took are deleted; the inbox's counts per minute go with the events' ids. Dead letters and
+// events not yet final are never touched. Which cutoffs apply is src/processor/retention.ts.
 
 export interface RetentionStore {
   /**

@@ -1,6 +1,6 @@
 // The dead-letter admin API beyond replay: dismissing an event or a mapping (kept with who, why and when,
-// no longer listed, never replayed, never pruned), and the list's pages and filters with every bad value
-// refused by name.
+// no longer listed, never replayed, never pruned), replaying one refused mapping, and the list's pages and
+// filters with every bad value refused by name.
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app/app.ts';
@@ -130,6 +130,29 @@ describe('dismissing a dead letter', () => {
     expect(f.db.prepare("SELECT state FROM mapping_outbox WHERE entity_type = 'appointment'").pluck().get()).toBe('dismissed');
     expect((await admin.post('/dead-letters/mappings/appointment/apt_A/dismiss', { reason: 'again' })).status).toBe(409);
     expect((await admin.post('/dead-letters/mappings/appointment/nope/dismiss', { reason: 'x' })).status).toBe(404);
+  });
+});
+
+describe('replaying one refused mapping', () => {
+  it('posts it again with fresh attempts once the service takes it; a dismissed or unknown one is refused', async () => {
+    const f = processorFixture();
+    f.failMappings(new ServiceCallError({ code: 'not_found', message: 'no patient pat_apt_A', retryable: false }, 404));
+    f.store(appointmentEvent({ serviceId: 'apt_A' }));
+    await f.processor.runOnce();
+    const admin = adminOf(f);
+    expect(await f.stores.deadLetters.mappings.deadCount()).toBe(4);
+    expect((await admin.post('/dead-letters/mappings/patient/pat_apt_A/replay')).status).toBe(200);
+    expect(await f.stores.deadLetters.mappings.deadCount()).toBe(3);
+    // The service knows the patient now.
+    f.failMappings(undefined);
+    await f.processor.runOnce();
+    expect(f.mappingsPut).toEqual([{ entityType: 'patient', serviceId: 'pat_apt_A', externalId: expect.any(String) }]);
+    expect(f.db.prepare("SELECT state, attempts FROM mapping_outbox WHERE entity_type = 'patient'").get()).toEqual({ state: 'sent', attempts: 1 });
+    expect((await admin.post('/dead-letters/mappings/patient/pat_apt_A/replay')).body.error.code).toBe('not_dead_letter');
+    await admin.post('/dead-letters/mappings/doctor/doc_1/dismiss', { reason: 'mapped by hand' });
+    expect((await admin.post('/dead-letters/mappings/doctor/doc_1/replay')).status).toBe(409);
+    expect((await admin.post('/dead-letters/mappings/doctor/nope/replay')).status).toBe(404);
+    expect(await f.stores.deadLetters.mappings.deadCount()).toBe(2);
   });
 });
 

@@ -1,7 +1,7 @@
 // What the console and the admin API read of events, on every engine: the search by eventId, type, the entity's
 // serviceId, state and received time, newest first a page at a time; one event with its headers, whether its
-// body is still stored, and the body itself; the per-minute counts of received and applied events, read by an
-// index; and the dead letters' count.
+// body is still stored, and the body itself; the per-minute counts of received (what the inbox stored, taken in
+// or not) and applied events, read by indexes; and the dead letters' count.
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type EventSearch, perMinuteSql, searchSql } from '../../src/storage/event-views.ts';
@@ -113,11 +113,36 @@ describe.each(engines)('event views on $name', (engine) => {
     expect(await e.stores.events.deadCount()).toBe(1);
   });
 
-  it('reads the per-minute counts by their index, and dead letters by theirs', async () => {
+  it('counts as received every event the inbox stored, taken in or not, by its received time; retention keeps the counts as long as the ids', async () => {
+    e = await engine.open();
+    const start = Math.floor(e.clock.now() / MINUTE) * MINUTE;
+    e.clock.set(start + 59_000);
+    for (let i = 0; i < 3; i++) await e.store(appointmentEvent({ serviceId: `apt_${i}` }));
+    e.clock.set(start + MINUTE);
+    const again = await e.store(appointmentEvent({ serviceId: 'apt_9' }));
+    // A duplicate eventId is acknowledged but not stored again: not counted twice.
+    await e.stores.queue.intake();
+    await e.store(appointmentEvent({ serviceId: 'apt_9' }), again.eventId);
+    // Nothing taken in but the first four, and none of them applied: all received.
+    expect(await e.stores.events.perMinute(start, start + 2 * MINUTE)).toEqual([
+      { minute: start, received: 3, applied: 0 },
+      { minute: start + MINUTE, received: 1, applied: 0 },
+    ]);
+    e.clock.set(start + 2 * MINUTE);
+    await e.store(appointmentEvent({ serviceId: 'apt_10' }));
+    expect(await e.stores.events.perMinute(start, start + 3 * MINUTE)).toContainEqual({ minute: start + 2 * MINUTE, received: 1, applied: 0 });
+    await e.stores.retention.pruneEvents({ bodiesBefore: 0, eventsBefore: start + MINUTE });
+    expect((await e.stores.events.perMinute(start, start + 3 * MINUTE)).map((m) => m.minute)).toEqual([start + MINUTE, start + 2 * MINUTE]);
+  });
+
+  it('reads the per-minute counts by their indexes, and dead letters (events and mappings) by theirs', async () => {
     e = await engine.open();
     const perMinute = await e.explain(perMinuteSql('0', '86400000'));
-    expect(perMinute).toMatch(/processing_received/);
+    // SQLite: the counts' integer primary key; PostgreSQL: their (minute, backend) key.
+    expect(perMinute).toMatch(e.name === 'sqlite' ? /inbox_minutes USING INTEGER PRIMARY KEY/ : /inbox_minutes_pkey/);
     expect(perMinute).toMatch(/processing_finished/);
+    expect(perMinute).not.toMatch(/inbox_events/);
+    expect(await e.explain("SELECT count(*) FROM mapping_outbox WHERE state = 'dead'")).toMatch(/mapping_outbox_dead/);
     const dead = await e.explain(`${searchSql({ state: 'dead', limit: 5 }, () => '?').sql} LIMIT 5`);
     expect(dead).toMatch(/processing_dead/);
   });

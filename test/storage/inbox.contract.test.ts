@@ -1,7 +1,8 @@
 // The inbox store's contract, on both engines: a batch is stored in one go with its duplicates flagged (stored
 // before, by any replica, or earlier in the same batch), two replicas storing one eventId at once keep one row,
-// a stored event wakes the processors, the probe keeps one row, a read-only database refuses with its code;
-// and the receiver's inbox over each store group-commits and answers only after the commit.
+// a stored event wakes the processors, what is stored is counted per minute in the same commit (replicas never
+// waiting on each other's count), the probe keeps one row, a read-only database refuses with its code; and the
+// receiver's inbox over each store group-commits and answers only after the commit.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,8 +40,14 @@ interface OpenedInbox {
   probeRows(): Promise<number>;
   /** The code a read-only refusal carries. */
   readOnlyCode: string;
+  /** What the inbox counted as received per minute (every replica's summed), and what its rows say, oldest first. */
+  counted(): Promise<{ minute: number; received: number }[]>;
+  rowsPerMinute(): Promise<{ minute: number; received: number }[]>;
   close(): Promise<void>;
 }
+
+/** The inbox rows by the minute of their received time: what inbox_minutes must always say. */
+const PER_MINUTE_OF_ROWS = 'SELECT (received_at / 60000) * 60000 AS minute, count(*) AS received FROM inbox_events GROUP BY 1 ORDER BY 1';
 
 interface InboxEngine {
   name: 'sqlite' | 'postgres';
@@ -67,6 +74,8 @@ const sqlite: InboxEngine = {
       storedIds: async () => dbs[0]!.prepare('SELECT event_id FROM inbox_events ORDER BY event_id').pluck().all() as string[],
       probeRows: async () => dbs[0]!.prepare('SELECT count(*) FROM store_probe').pluck().get() as number,
       readOnlyCode: 'SQLITE_READONLY',
+      counted: async () => dbs[0]!.prepare('SELECT minute, received FROM inbox_minutes ORDER BY minute').all() as { minute: number; received: number }[],
+      rowsPerMinute: async () => dbs[0]!.prepare(PER_MINUTE_OF_ROWS).all() as { minute: number; received: number }[],
       async close() {
         await coordination.close();
         for (const db of dbs) await closeDatabase(db);
@@ -101,6 +110,8 @@ const postgres: InboxEngine = {
       storedIds: async () => (await pools[0]!.query('SELECT event_id FROM inbox_events ORDER BY event_id')).rows.map((r) => r.event_id),
       probeRows: async () => (await pools[0]!.query('SELECT count(*) AS n FROM store_probe')).rows[0].n,
       readOnlyCode: '25006',
+      counted: async () => (await pools[0]!.query('SELECT minute, sum(received)::int AS received FROM inbox_minutes GROUP BY minute ORDER BY minute')).rows,
+      rowsPerMinute: async () => (await pools[0]!.query(PER_MINUTE_OF_ROWS.replace('count(*)', 'count(*)::int'))).rows,
       async close() {
         for (const c of coordinations) await c.close();
         for (const p of pools) await p.end();
@@ -176,6 +187,24 @@ describe.each([sqlite, postgres])('the inbox store on $name', (engine) => {
       stop();
     }));
 
+  it('counts what it stored per minute of received time, in the commit that stored it: duplicates not, both replicas summed', () =>
+    withEngine(engine, async (e) => {
+      const minute = 1_763_900_040_000;
+      const at = (eventId: string, ms: number): InboxRow => ({ ...row(eventId), receivedAt: ms });
+      // A batch across a minute's end, and back (a clock stepped back): each row counts in its own minute.
+      expect(await insert(e.a.store, [at('m_1', minute + 59_000), at('m_2', minute + 60_000), at('m_3', minute + 59_999)])).toEqual([false, false, false]);
+      await Promise.all([
+        insert(e.a.store, [at('m_4', minute + 61_000), at('m_1', minute + 61_000)]),
+        insert(e.b.store, [at('m_5', minute + 62_000), at('m_4', minute + 62_000), at('m_5', minute + 62_000)]),
+      ]);
+      await expect(insert(await e.readOnly(), [at('m_6', minute)])).rejects.toMatchObject({ code: e.readOnlyCode });
+      expect(await e.counted()).toEqual([
+        { minute, received: 2 },
+        { minute: minute + 60_000, received: 3 },
+      ]);
+      expect(await e.counted()).toEqual(await e.rowsPerMinute());
+    }));
+
   it('probes with one committed row, and keeps one', () =>
     withEngine(engine, async (e) => {
       await e.a.store.probe(1);
@@ -235,4 +264,35 @@ describe.each([sqlite, postgres])("the receiver's inbox on $name", (engine) => {
       expect(inbox.writeFailure()?.code).toBe(e.readOnlyCode);
       await inbox.close();
     }));
+});
+
+describe('the inbox store on postgres, replicas counting at once', () => {
+  it("never makes one replica's commit wait for another's: each counts under its own backend's key", async () => {
+    const database = await createTestDatabase();
+    const pool = createPool(database.url, { max: 4 });
+    const held = await pool.connect().catch(async (err: unknown) => {
+      await pool.end();
+      throw err;
+    });
+    try {
+      await migratePostgres(pool, 'test');
+      const minute = 1_763_900_040_000;
+      // A batch whose transaction stays open: it holds its counter row (and its inbox rows) until it commits.
+      await held.query('BEGIN');
+      const inOpenTransaction = createPostgresInboxStore({ query: (q: never) => held.query(q) } as unknown as Pool);
+      expect(await inOpenTransaction.insertBatch([{ ...row('held_1'), receivedAt: minute + 1_000 }])).toEqual([false]);
+      // Another replica, the same minute: stored and answered while the first has not committed.
+      const waited = new Promise((resolve) => setTimeout(resolve, 5_000, 'waited for the other commit'));
+      const other = createPostgresInboxStore(pool);
+      await expect(Promise.race([other.insertBatch([{ ...row('free_1'), receivedAt: minute + 2_000 }]), waited])).resolves.toEqual([false]);
+      await held.query('COMMIT');
+      const { rows } = await pool.query('SELECT backend, received::int AS received FROM inbox_minutes WHERE minute = $1', [minute]);
+      expect(rows).toHaveLength(2);
+      expect(rows.map((r) => r.received)).toEqual([1, 1]);
+    } finally {
+      held.release();
+      await pool.end();
+      await database.drop();
+    }
+  }, 20_000);
 });

@@ -121,6 +121,8 @@ describe('the adapter schema on PostgreSQL', () => {
     // What only replicas need: the intake queue, and failed sign-ins counted across replicas (one SQLite process
     // counts them in memory).
     for (const name of ['inbox_intake', 'sign_in_failures', 'schema_migrations']) pgTables.delete(name);
+    // Replicas count what they received under their own backend's key, so that they never wait on one row.
+    pgTables.set('inbox_minutes', pgTables.get('inbox_minutes')?.filter((c) => c !== 'backend') ?? []);
     expect(Object.fromEntries(pgTables)).toEqual(Object.fromEntries(sqliteTables));
   });
 

@@ -8,8 +8,10 @@ import { openDatabase } from '../../src/sqlite/open.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { migratePostgres } from '../../src/storage/postgres/migrate.ts';
 import { createPool, type Pool } from '../../src/storage/postgres/pool.ts';
+import { createPostgresInboxStore } from '../../src/storage/postgres/inbox.ts';
 import { createPostgresProcessorStores } from '../../src/storage/postgres/processor-stores.ts';
 import type { ProcessorStores } from '../../src/storage/processor-stores.ts';
+import { createSqliteInboxStore } from '../../src/storage/sqlite/inbox.ts';
 import { createSqliteProcessorStores } from '../../src/storage/sqlite/processor-stores.ts';
 import type { Sealer } from '../../src/sealing/sealer.ts';
 import { INBOX_BODY, sealContext } from '../../src/storage/sealed-contexts.ts';
@@ -19,7 +21,7 @@ export interface OpenedEngine {
   name: 'sqlite' | 'postgres';
   clock: ManualClock;
   stores: ProcessorStores;
-  /** Stores the receiver's way: an inbox row (not taken in yet). Returns its eventId and inbox id. */
+  /** Stores through the receiver's inbox store: an inbox row (not taken in yet), counted as received. Returns its eventId and inbox id. */
   store(body: unknown, eventId?: string): Promise<{ eventId: string; inboxId: number }>;
   /** Runs SQL written with `?` placeholders (numbered for PostgreSQL); returns the rows. */
   query<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
@@ -51,15 +53,16 @@ const sqlite: Engine = {
   async open({ sealer } = {}) {
     const db = openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS });
     const clock = createManualClock();
-    const insert = db.prepare('INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES (?, ?, ?, ?, ?)');
+    const inbox = createSqliteInboxStore(db);
+    const inboxId = db.prepare('SELECT id FROM inbox_events WHERE event_id = ?').pluck();
     return {
       name: 'sqlite',
       clock,
       stores: createSqliteProcessorStores(db, clock, sealer),
       async store(body, eventId) {
         const id = idOf(body, eventId);
-        const r = insert.run(id, typeOf(body), '{}', await storedBytes(body, id, sealer), clock.now());
-        return { eventId: id, inboxId: Number(r.lastInsertRowid) };
+        inbox.insertBatch([{ eventId: id, eventType: typeOf(body), headers: {}, body: await storedBytes(body, id, sealer), receivedAt: clock.now() }]);
+        return { eventId: id, inboxId: inboxId.get(id) as number };
       },
       async query<T>(sql: string, ...params: unknown[]) {
         const statement = db.prepare(sql);
@@ -84,20 +87,16 @@ const postgres: Engine = {
     await migratePostgres(pool, 'test');
     const clock = createManualClock();
     const opened: ProcessorStores[] = [createPostgresProcessorStores(pool, clock, { lockConnections: 4, ...(sealer ? { sealer } : {}) })];
+    const inbox = createPostgresInboxStore(pool);
     return {
       name: 'postgres',
       clock,
       stores: opened[0]!,
       async store(body, eventId) {
         const id = idOf(body, eventId);
-        // As the receiver writes it: the inbox row and its intake row in one statement.
-        const { rows } = await pool.query<{ id: number }>(
-          `WITH ins AS (INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES ($1, $2, '{}', $3, $4)
-                        ON CONFLICT (event_id) DO NOTHING RETURNING id),
-                q AS (INSERT INTO inbox_intake (inbox_id) SELECT id FROM ins)
-           SELECT id FROM ins`,
-          [id, typeOf(body), await storedBytes(body, id, sealer), clock.now()],
-        );
+        // As the receiver writes it: the inbox row, its intake row and its count in one statement.
+        await inbox.insertBatch([{ eventId: id, eventType: typeOf(body), headers: {}, body: await storedBytes(body, id, sealer), receivedAt: clock.now() }]);
+        const { rows } = await pool.query<{ id: number }>('SELECT id FROM inbox_events WHERE event_id = $1', [id]);
         return { eventId: id, inboxId: rows[0]!.id };
       },
       async query<T>(sql: string, ...params: unknown[]) {

@@ -1,6 +1,6 @@
 // A processor on an in-memory SQLite database (its stores from createSqliteProcessorStores) with a manual
-// clock, an in-memory EMR and a recording service client; events go into the inbox as the receiver would
-// store them.
+// clock, an in-memory EMR and a recording service client; events go into the inbox through the receiver's inbox
+// store.
 import { randomUUID } from 'node:crypto';
 import { createManualClock, type ManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
@@ -11,6 +11,7 @@ import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createProcessor, type Processor } from '../../src/processor/index.ts';
 import type { ProcessorStores } from '../../src/storage/processor-stores.ts';
 import { createSqliteDocumentStore } from '../../src/storage/sqlite/documents.ts';
+import { createSqliteInboxStore } from '../../src/storage/sqlite/inbox.ts';
 import { createSqliteProcessorStores } from '../../src/storage/sqlite/processor-stores.ts';
 import type { DocumentEvent } from '../../src/contract/events.ts';
 import { captureLogger } from './log-capture.ts';
@@ -66,7 +67,7 @@ export function processorFixture(settings: Record<string, string> = {}): Process
       },
     },
   });
-  const insert = db.prepare('INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES (?, ?, ?, ?, ?)');
+  const inbox = createSqliteInboxStore(db);
   const state = db.prepare(
     'SELECT p.state, p.attempts, p.last_error, p.next_attempt_at FROM processing p JOIN inbox_events e ON e.id = p.inbox_id WHERE e.event_id = ?',
   );
@@ -86,7 +87,10 @@ export function processorFixture(settings: Record<string, string> = {}): Process
     store(body, eventId) {
       const raw = typeof body === 'string' ? body : JSON.stringify(body);
       const id = eventId ?? (body as { eventId?: string }).eventId ?? randomUUID();
-      insert.run(id, (body as { eventType?: string }).eventType ?? 'unknown', '{}', Buffer.from(raw), clock.now());
+      const [duplicate] = inbox.insertBatch([
+        { eventId: id, eventType: (body as { eventType?: string }).eventType ?? 'unknown', headers: {}, body: Buffer.from(raw), receivedAt: clock.now() },
+      ]) as boolean[];
+      if (duplicate) throw new Error(`${id}: stored already`);
       return id;
     },
     state: (eventId) => state.get(eventId) as ReturnType<ProcessorFixture['state']>,

@@ -97,6 +97,18 @@ function createDeadMappings(pool: Pool, clock: Clock): DeadMappingStore {
       ]);
       return rows[0] && toDeadMapping(rows[0]);
     },
+    async reopen(entityType, serviceId) {
+      const r = await pool.query(
+        `UPDATE mapping_outbox SET state = 'pending', attempts = 0, next_attempt_at = 0, last_error = NULL
+         WHERE state = 'dead' AND entity_type = $1 AND service_id = $2`,
+        [entityType, serviceId],
+      );
+      return r.rowCount === 1;
+    },
+    async deadCount() {
+      const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM mapping_outbox WHERE state = 'dead'");
+      return rows[0]!.n;
+    },
     async reopenAll() {
       const r = await pool.query("UPDATE mapping_outbox SET state = 'pending', attempts = 0, next_attempt_at = 0 WHERE state = 'dead'");
       return r.rowCount ?? 0;

@@ -1,6 +1,6 @@
 // What the console and the admin API read of events in PostgreSQL: the same rows and rules as
-// ../sqlite/event-views.ts. A search's SQL is built from the filters given; the per-minute counts go by two
-// processing indexes.
+// ../sqlite/event-views.ts. A search's SQL is built from the filters given; the per-minute counts go by the
+// inbox's counts per minute (every replica's) and a processing index.
 import {
   EVENT_RECORD_COLUMNS,
   EVENTS_FROM as FROM,

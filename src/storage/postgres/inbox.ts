@@ -2,7 +2,10 @@
 // trip: the inbox rows (a duplicate eventId, stored by any replica, inserts nothing: the unique constraint
 // decides, and a concurrent insert of the same eventId waits for the other's commit), their inbox_intake rows
 // (the processor's queue of rows not yet taken in, db/postgres/001_schema.sql), and a NOTIFY of 'events' on
-// the work channel, which PostgreSQL delivers at the commit, once however many rows notified it.
+// the work channel, which PostgreSQL delivers at the commit, once however many rows notified it; and the batch's
+// count per minute of received time in inbox_minutes (what the console calls received), keyed by the backend that
+// runs the statement, so that replicas committing at once never wait on one counter row
+// (db/postgres/012_inbox_minutes.sql).
 //
 // Within a batch the rows are inserted in eventId order: each row's unique-index entry is locked as it is
 // inserted, so two replicas' batches sharing eventIds in different orders would deadlock (one of them aborted
@@ -24,9 +27,13 @@ const INSERT_BATCH = {
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::bigint[]) AS r (event_id, event_type, headers, body, received_at)
       ORDER BY r.event_id
       ON CONFLICT (event_id) DO NOTHING
-      RETURNING id, event_id
+      RETURNING id, event_id, received_at
     ), intake AS (
       INSERT INTO inbox_intake (inbox_id) SELECT id FROM ins
+    ), counted AS (
+      INSERT INTO inbox_minutes (minute, backend, received)
+      SELECT (received_at / 60000) * 60000, pg_backend_pid(), count(*) FROM ins GROUP BY 1
+      ON CONFLICT (minute, backend) DO UPDATE SET received = inbox_minutes.received + excluded.received
     )
     SELECT event_id, pg_notify('${WORK_CHANNEL}', 'events') FROM ins`,
 };

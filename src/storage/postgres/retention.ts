@@ -26,6 +26,8 @@ export function createPostgresRetentionStore(pool: Pool): RetentionStore {
         const events = await client.query(`DELETE FROM inbox_events WHERE id IN (SELECT inbox_id FROM processing WHERE ${FINISHED} AND finished_at < $1)`, [
           c.eventsBefore,
         ]);
+        // The counts of what was received (the console's) are kept as long as the events' ids.
+        await client.query('DELETE FROM inbox_minutes WHERE minute < $1', [c.eventsBefore]);
         return { bodies: bodies.rowCount ?? 0, events: events.rowCount ?? 0 };
       }),
     async pruneSentMappings(before) {

@@ -80,21 +80,27 @@ function createDeadEvents(db: Db, clock: Clock): DeadEventStore {
 
 function createDeadMappings(db: Db, clock: Clock): DeadMappingStore {
   const columns = 'entity_type, service_id, external_id, attempts, last_error, dismissed_reason, dismissed_by, dismissed_at';
-  const page = db.prepare(`
+  // One statement per state, with the state written out: dead ones are then read by mapping_outbox_dead.
+  const pageIn = (state: ParkedState) =>
+    db.prepare(`
     SELECT ${columns} FROM mapping_outbox
-    WHERE state = @state AND (@afterType IS NULL OR (entity_type, service_id) > (@afterType, @afterId))
+    WHERE state = '${state}' AND (@afterType IS NULL OR (entity_type, service_id) > (@afterType, @afterId))
       AND (@since IS NULL OR created_at >= @since) AND (@until IS NULL OR created_at < @until)
     ORDER BY entity_type, service_id LIMIT @limit`);
+  const page = { dead: pageIn('dead'), dismissed: pageIn('dismissed') };
   const one = db.prepare(`SELECT ${columns} FROM mapping_outbox WHERE entity_type = ? AND service_id = ?`);
+  const reopen = db.prepare(
+    "UPDATE mapping_outbox SET state = 'pending', attempts = 0, next_attempt_at = 0, last_error = NULL WHERE state = 'dead' AND entity_type = ? AND service_id = ?",
+  );
   const reopenAll = db.prepare("UPDATE mapping_outbox SET state = 'pending', attempts = 0, next_attempt_at = 0 WHERE state = 'dead'");
+  const dead = db.prepare("SELECT count(*) FROM mapping_outbox WHERE state = 'dead'").pluck();
   const dismiss = db.prepare(`
     UPDATE mapping_outbox SET state = 'dismissed', dismissed_reason = @reason, dismissed_by = @by, dismissed_at = @now
     WHERE state = 'dead' AND entity_type = @entityType AND service_id = @serviceId`);
   return {
     page: async (q) =>
       (
-        page.all({
-          state: q.state,
+        page[q.state].all({
           afterType: q.after?.[0] ?? null,
           afterId: q.after?.[1] ?? null,
           since: q.since ?? null,
@@ -106,7 +112,9 @@ function createDeadMappings(db: Db, clock: Clock): DeadMappingStore {
       const r = one.get(entityType, serviceId) as DeadMappingRow | undefined;
       return r && toDeadMapping(r);
     },
+    reopen: async (entityType, serviceId) => reopen.run(entityType, serviceId).changes === 1,
     reopenAll: async () => reopenAll.run().changes,
+    deadCount: async () => dead.get() as number,
     dismiss: async (entityType, serviceId, reason, by) => dismiss.run({ entityType, serviceId, reason, by, now: clock.now() }).changes === 1,
   };
 }

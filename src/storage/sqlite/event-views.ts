@@ -1,6 +1,6 @@
 // What the console and the admin API read of events in SQLite. A search's statement is built from the filters
 // given (so the planner sees only those, and the state is a literal its partial indexes match) and kept per
-// shape (a few hundred at most); the per-minute counts read two processing indexes alone.
+// shape (a few hundred at most); the per-minute counts read the inbox's counts per minute and a processing index.
 import type { Statement } from 'better-sqlite3';
 import { createClearSealer, type Sealer } from '../../sealing/sealer.ts';
 import type { Db } from '../../sqlite/open.ts';

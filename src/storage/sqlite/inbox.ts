@@ -1,6 +1,8 @@
 // The inbox in SQLite: a batch of events in one immediate transaction (one fsync, WAL + synchronous=FULL),
-// duplicates ignored by eventId; the write probe in the one-row table store_probe; and a write lock taken and
-// released to find a read-only file or a lock held past busy_timeout. Everything answers synchronously.
+// duplicates ignored by eventId, with the batch's count per minute of received time added to inbox_minutes in the
+// same transaction (what the console calls received: db/sqlite/020_inbox_minutes.sql); the write probe in the
+// one-row table store_probe; and a write lock taken and released to find a read-only file or a lock held past
+// busy_timeout. Everything answers synchronously.
 import type { Db } from '../../sqlite/open.ts';
 import type { Coordination } from '../coordination.ts';
 import type { InboxRow, InboxStore } from '../inbox.ts';
@@ -43,12 +45,27 @@ function prepareBatchWriter(db: Db): (rows: InboxRow[]) => boolean[] {
     `INSERT INTO inbox_events (event_id, event_type, headers, body, received_at)
      VALUES (?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`,
   );
+  const count = db.prepare(
+    'INSERT INTO inbox_minutes (minute, received) VALUES (?, ?) ON CONFLICT (minute) DO UPDATE SET received = received + excluded.received',
+  );
   const tx = db.transaction((rows: InboxRow[]) => {
     const duplicate = new Array<boolean>(rows.length);
+    // A batch's rows are nearly always of one minute: one upsert per batch, a second only across a minute's end.
+    let minute = -1;
+    let stored = 0;
     for (let i = 0; i < rows.length; i++) {
       const r = rows[i]!;
       duplicate[i] = insert.run(r.eventId, r.eventType, JSON.stringify(r.headers), asBuffer(r.body), r.receivedAt).changes === 0;
+      if (duplicate[i]) continue;
+      const m = minuteOf(r.receivedAt);
+      if (m !== minute) {
+        if (stored > 0) count.run(minute, stored);
+        minute = m;
+        stored = 0;
+      }
+      stored++;
     }
+    if (stored > 0) count.run(minute, stored);
     return duplicate;
   });
   return (rows) => tx.immediate(rows);
@@ -69,6 +86,9 @@ function prepareProbe(db: Db): (nowMs: number) => void {
   });
   return (nowMs) => write.immediate(nowMs);
 }
+
+/** The start of the minute of `ms` (epoch ms): the key of inbox_minutes. */
+const minuteOf = (ms: number): number => Math.floor(ms / 60_000) * 60_000;
 
 /** better-sqlite3 binds a Buffer as a BLOB: the receiver's bodies already are one (no copy, no new view). */
 const asBuffer = (body: Uint8Array): Buffer => (Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));

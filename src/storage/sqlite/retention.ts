@@ -21,6 +21,8 @@ export function createSqliteRetentionStore(db: Db): RetentionStore {
   const dropProcessing = db.prepare(
     "DELETE FROM processing WHERE state IN ('applied', 'discarded_stale') AND finished_at < ? AND inbox_id NOT IN (SELECT id FROM inbox_events)",
   );
+  // The counts of what was received (the console's) are kept as long as the events' ids.
+  const dropMinutes = db.prepare('DELETE FROM inbox_minutes WHERE minute < ?');
   const dropSentMappings = db.prepare("DELETE FROM mapping_outbox WHERE state = 'sent' AND updated_at < ?");
   const pruneEvents = db.transaction((bodiesBefore: number, eventsBefore: number) => {
     const bodies = dropBodies.run({ before: bodiesBefore }).changes;
@@ -29,6 +31,7 @@ export function createSqliteRetentionStore(db: Db): RetentionStore {
     // connection opened without foreign keys.
     const events = dropEvents.run(eventsBefore).changes;
     dropProcessing.run(eventsBefore);
+    dropMinutes.run(eventsBefore);
     return { bodies, events };
   });
   return {

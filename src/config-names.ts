@@ -17,7 +17,17 @@ export const SETTING_PREFIXES = [
   'DATABASE_',
   'DATA_',
   'LOG_',
+  'OTEL_',
 ];
+
+/**
+ * Standard OpenTelemetry variables that are not emr-bridge's (other signals, other SDKs, the Kubernetes operator's
+ * inputs to OTEL_RESOURCE_ATTRIBUTES): a platform may set them for every process, so they are neither settings
+ * nor typos. Those that would shape traces (OTEL_BSP_*, OTEL_SPAN_*, the exporter's TLS files) are refused instead:
+ * emr-bridge does not read them, and whoever set them expects them to count.
+ */
+const OTHER_OTEL =
+  /^OTEL_(METRICS?_|LOGS?_|EXPORTER_OTLP_(METRICS|LOGS)_|EXPORTER_(PROMETHEUS|ZIPKIN|JAEGER|CONSOLE)_|PROPAGATORS$|LOG_LEVEL$|NODE_|RESOURCE_ATTRIBUTES_|SEMCONV_|INSTRUMENTATION_|EXPERIMENTAL_|CONFIG_FILE$|ENTITIES$)/;
 
 /**
  * Variables an orchestrator adds by itself (Kubernetes service links: FHIR_SERVICE_HOST, FHIR_PORT=tcp://…):
@@ -58,9 +68,13 @@ export function unknownSettings(env: Record<string, string>, known: readonly str
     const base = name.endsWith('_FILE') ? name.slice(0, -'_FILE'.length) : '';
     if (knownSet.has(base) && fileVariants.length)
       return `${name}: not a setting of emr-bridge; only secrets are read from a file (${fileVariants.join(', ')}), so set ${base} itself`;
-    return `${name}: not a setting of emr-bridge; did you mean ${closestName(name, known)}?`;
+    const closest = closestName(name, known);
+    // A long OpenTelemetry name far from every one read is another of its settings, not a typo of ours.
+    if (name.startsWith('OTEL_') && distance(name, closest) > 3)
+      return `${name}: an OpenTelemetry setting emr-bridge does not read; its traces are configured by the OTEL_* settings of the README`;
+    return `${name}: not a setting of emr-bridge; did you mean ${closest}?`;
   };
   return Object.entries(env)
-    .filter(([name, value]) => SETTING_PREFIXES.some((p) => name.startsWith(p)) && !knownSet.has(name) && !isServiceLink(name, value))
+    .filter(([name, value]) => SETTING_PREFIXES.some((p) => name.startsWith(p)) && !knownSet.has(name) && !isServiceLink(name, value) && !OTHER_OTEL.test(name))
     .map(([name]) => problem(name));
 }

@@ -12,6 +12,7 @@ import type { EmrAddressSetting, EmrSettingsContext } from './emr/settings-conte
 import { EMR_PROTOCOLS, EMR_SETTINGS, EMR_SETTINGS_SHAPE, type EmrConfig, emrCallTimeout, parseEmrConfig } from './emr/settings.ts';
 import { ConfigError } from './errors.ts';
 import { DATA_KEYS_SETTINGS_SHAPE, type DataKeysSettings, dataKeysFrom } from './sealing/settings.ts';
+import { TRACING_SECRET_SETTINGS, TRACING_SETTINGS_SHAPE, type TracingSettings, tracingFrom } from './tracing/settings.ts';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -50,6 +51,8 @@ const schema = z.object({
   PROCESSOR_CONCURRENCY: int(4, 1, 64),
   // Patient data at rest (src/sealing/settings.ts): where the data keys come from, and whether new values are sealed.
   ...DATA_KEYS_SETTINGS_SHAPE,
+  // Traces (src/tracing/settings.ts): the standard OpenTelemetry variables; no endpoint, no tracing.
+  ...TRACING_SETTINGS_SHAPE,
   RETENTION_BODY_DAYS: int(7, 1),
   RETENTION_EVENT_ID_DAYS: int(30, 7),
   // The audit trail of admin actions: six years by default (HIPAA keeps its documentation that long).
@@ -86,6 +89,7 @@ export const SECRET_SETTINGS = [
   'SERVICE_SIGNING_SECRETS',
   'FHIR_BEARER_TOKEN',
   'ADMIN_TOKEN',
+  ...TRACING_SECRET_SETTINGS,
 ] as const satisfies readonly (keyof RawSettings)[];
 const SECRET_FILE_SETTINGS: readonly string[] = SECRET_SETTINGS.map(fileSetting);
 
@@ -93,6 +97,7 @@ export type { FhirAuthConfig } from './emr/fhir/settings.ts';
 export { BUNDLED_FHIR_CLIENT_ID, BUNDLED_FHIR_KEY_FILE } from './emr/fhir/settings.ts';
 export type { EmrConfig } from './emr/settings.ts';
 export type { DataKeySource, DataKeysSettings } from './sealing/settings.ts';
+export type { TracingSettings } from './tracing/settings.ts';
 
 export interface Config {
   port: number;
@@ -139,6 +144,8 @@ export interface Config {
    * (read at start by src/sealing/load.ts) and whether new values are sealed.
    */
   dataKeys: DataKeysSettings;
+  /** OTEL_*: where spans go (OTLP over HTTP) and which are sampled; absent: no endpoint, no tracing at all. */
+  tracing?: TracingSettings;
   /** Days kept: event bodies, finished events' ids, audit entries (never fewer than eventIdDays). */
   retention: { bodyDays: number; eventIdDays: number; auditDays: number };
   pusher: {
@@ -192,6 +199,7 @@ export function parseConfig(env: Record<string, string | undefined>, scope: Conf
   const production = s.NODE_ENV === 'production';
   const emr = emrConfigFrom(s, { dataDir, host: s.HOST, adapterPort: s.PORT, production, bundled: bundled.emr, isLoopback }, rules);
   const dataKeys = dataKeysFrom(s, { dataDir, production, sharedDatabase: Boolean(s.DATABASE_URL) }, problems, rules);
+  const tracing = tracingFrom(s, { production }, problems);
   leaseProblems(s, emr, rules);
   // The deployment and lease rules are the adapter's: a tool (migrate, backup) needs the storage settings only.
   if (scope === 'serve') problems.push(...rules);
@@ -228,6 +236,7 @@ export function parseConfig(env: Record<string, string | undefined>, scope: Conf
       concurrency: s.PROCESSOR_CONCURRENCY,
     },
     dataKeys,
+    ...(tracing ? { tracing } : {}),
     retention: { bodyDays: s.RETENTION_BODY_DAYS, eventIdDays: s.RETENTION_EVENT_ID_DAYS, auditDays: s.RETENTION_AUDIT_DAYS },
     pusher: {
       scanCron: s.PUSHER_SCAN_CRON,

@@ -15,7 +15,7 @@ export const LAYERS: readonly Layer[] = [
     name: 'foundation',
     members: ['clock', 'errors', 'logger', 'paths', 'config-names', 'config-schema', 'config-secrets', 'actor', 'contract', 'signature', 'layers'],
   },
-  { name: 'mechanisms', members: ['sqlite', 'migration-files', 'work', 'http', 'openapi', 'sealing'] },
+  { name: 'mechanisms', members: ['sqlite', 'migration-files', 'work', 'http', 'openapi', 'sealing', 'tracing'] },
   { name: 'storage', members: ['storage'] },
   { name: 'services', members: ['access', 'audit', 'inbox', 'status', 'metrics', 'service-client'] },
   { name: 'stand-ins', members: ['fhir-server', 'hl7-emr', 'simulator', 'replay'] },

@@ -1,5 +1,7 @@
 // pino, configured so that patient data cannot reach a log line. The rule is that code logs identifiers
-// only (eventId, documentType, attempt, serviceId); the redaction below is the backstop for mistakes.
+// only (eventId, documentType, attempt, serviceId); the redaction below is the backstop for mistakes. A line
+// written inside a sampled span (src/tracing/) carries its trace_id and span_id, so a log line leads to its trace.
+import { TraceFlags, trace } from '@opentelemetry/api';
 import { pino, type Logger, type DestinationStream } from 'pino';
 
 export type { Logger } from 'pino';
@@ -43,6 +45,17 @@ function redactPaths(): string[] {
   return paths;
 }
 
+/**
+ * The ids of the span active when a line is written, when it is sampled (exported). With tracing off nothing is
+ * registered: the API answers that no span is active.
+ */
+export function traceIds(): { trace_id?: string; span_id?: string } {
+  const span = trace.getActiveSpan();
+  if (span === undefined) return {};
+  const c = span.spanContext();
+  return c.traceFlags & TraceFlags.SAMPLED ? { trace_id: c.traceId, span_id: c.spanId } : {};
+}
+
 export interface LoggerOptions {
   level?: string;
   /** Where lines go; standard output by default. Tests pass a stream to read what was written. */
@@ -58,6 +71,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       serializers: { err: pino.stdSerializers.err },
       // `app`, not pino's `name`: a top-level `name` is redacted as patient data.
       base: { app: opts.name ?? 'emr-bridge' },
+      mixin: traceIds,
     },
     opts.destination ?? pino.destination({ dest: 1, sync: false }),
   );

@@ -1,8 +1,8 @@
 // The console's data port (./data.ts) over the adapter's parts: the storage's views of events, documents and
-// mappings, the dependency status, the metrics; and its actions over the same operations as the admin API
-// (src/processor/dead-letters.ts replay, the outbox's resend). Built once in the composition root
-// (src/runtime/adapter-parts.ts). Pages are cut by opaque positions (src/http/list-query.ts cursors); a
-// position this port did not give out is a ValidationError naming `after`.
+// mappings (refused ones too), the dependency status, the metrics; and its actions over the same operations as
+// the admin API (src/processor/dead-letters.ts replay, and a refused mapping's replay or dismissal; the outbox's
+// resend). Built once in the composition root (src/runtime/adapter-parts.ts). Pages are cut by opaque positions
+// (src/http/list-query.ts cursors); a position this port did not give out is a ValidationError naming `after`.
 import { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import { ValidationError } from '../errors.ts';
@@ -20,7 +20,7 @@ import type { ConsoleActions, ConsoleData, DocumentSummary, EventQuery, EventSum
 import { readOverview } from './overview.ts';
 
 export interface ConsoleDataDeps {
-  processor: Pick<ProcessorStores, 'events' | 'readings' | 'mappingLookup'>;
+  processor: Pick<ProcessorStores, 'events' | 'readings' | 'mappingLookup' | 'deadLetters'>;
   documents: Pick<DocumentStore, 'get' | 'history' | 'page' | 'countByState'>;
   status: DependencyStatus;
   database: Pick<Inbox, 'isWritable' | 'writeFailure'>;
@@ -31,7 +31,7 @@ export interface ConsoleDataDeps {
 }
 
 export interface ConsoleActionsDeps {
-  deadLetters: Pick<DeadLetters, 'replay' | 'replayAll'>;
+  deadLetters: Pick<DeadLetters, 'replay' | 'replayAll' | 'replayMapping' | 'dismissMapping'>;
   documents: Pick<DocumentStore, 'get' | 'resend'>;
   logger: Logger;
 }
@@ -39,6 +39,8 @@ export interface ConsoleActionsDeps {
 /** Where a page of events ends: the last one shown (by inbox position, newest first). */
 export const eventPosition = z.strictObject({ before: z.number().int().positive() });
 const documentPosition = z.strictObject({ createdAt: z.number().int(), externalId: z.string() });
+/** Where a page of refused mappings ends: the last one shown, as [entityType, serviceId]. */
+const mappingPosition = z.tuple([z.string(), z.string()]);
 
 /** A position from a previous page, or a ValidationError naming `after`. */
 function positionOf<T>(after: string | undefined, schema: z.ZodType<T>): T | undefined {
@@ -116,6 +118,16 @@ export function createConsoleData(deps: ConsoleDataDeps): ConsoleData {
       const rows = await events.search(eventSearch({ ...q, state: 'dead' }));
       return pageOf(rows, q.limit, (r) => ({ ...toEventSummary(r), reason: r.lastError }), byPosition);
     },
+    async deadMappings(q) {
+      const after = positionOf(q.after, mappingPosition) ?? null;
+      const rows = await deps.processor.deadLetters.mappings.page({ state: 'dead', after, limit: q.limit + 1 });
+      return pageOf(
+        rows,
+        q.limit,
+        (m) => ({ entityType: m.entityType, serviceId: m.serviceId, externalId: m.externalId, attempts: m.attempts, reason: m.lastError ?? null }),
+        (last) => [last.entityType, last.serviceId],
+      );
+    },
     async documents(q) {
       const after = positionOf(q.after, documentPosition);
       const page = await deps.documents.page({ limit: q.limit, ...(after ? { after } : {}), ...(q.status ? { status: q.status as OutboxState } : {}) });
@@ -159,6 +171,8 @@ export function createConsoleActions(deps: ConsoleActionsDeps): ConsoleActions {
     async replayAllOfType(eventType) {
       return { events: (await deps.deadLetters.replayAll({ eventType })).events };
     },
+    replayMapping: (entityType, serviceId) => deps.deadLetters.replayMapping(entityType, serviceId),
+    dismissMapping: (entityType, serviceId, reason, by) => deps.deadLetters.dismissMapping(entityType, serviceId, reason, by),
     async retryDocument(externalId) {
       const row = await deps.documents.get(externalId);
       if (!row) return { ok: false, reason: 'no such document' };

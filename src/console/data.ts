@@ -15,14 +15,23 @@ export interface ComponentState {
 export interface MinuteCount {
   /** Epoch ms of the minute's start. */
   minute: number;
+  /** Webhooks stored in the inbox (acknowledged) in the minute, taken in by the processor or not. */
   received: number;
   applied: number;
 }
 
 export interface Overview {
   components: ComponentState[];
+  /** The inbox backlog: events received (acknowledged) and not yet taken in by the processor, or not yet final. */
   inboxDepth: number;
+  /** Epoch ms the oldest of them was received; null when there is none. */
+  inboxOldestAt: number | null;
+  /** How long the oldest of them has waited (ms), at the time of reading; null when there is none. */
+  inboxAgeMs: number | null;
+  /** Dead letters that are events. */
   deadLetters: number;
+  /** Dead letters that are mappings the service refused (404, 409). */
+  deadMappings: number;
   documentsByStatus: Record<string, number>;
   /** Acknowledgement latency of webhooks over the adapter's uptime (from its metrics); null before the first. */
   ackLatencyMs: { p50: number; p99: number } | null;
@@ -95,6 +104,17 @@ export interface MappingView {
   posted: boolean;
 }
 
+/** A mapping the service refused (a dead letter of the mapping outbox). */
+export interface DeadMappingView {
+  entityType: string;
+  serviceId: string;
+  /** The EMR's id the adapter tried to post. */
+  externalId: string;
+  attempts: number;
+  /** The service's refusal: code and message. */
+  reason: string | null;
+}
+
 export interface Page<T> {
   rows: T[];
   next: string | null;
@@ -107,6 +127,8 @@ export interface ConsoleData {
   /** The stored body as text; null when pruned. The caller checks the role and records the reveal. */
   eventBody(eventId: string): Promise<string | null>;
   deadLetters(q: { eventType?: string; after?: string; limit: number }): Promise<Page<EventSummary & { reason: string | null }>>;
+  /** Mappings the service refused, by entity type and serviceId. */
+  deadMappings(q: { after?: string; limit: number }): Promise<Page<DeadMappingView>>;
   documents(q: { status?: string; after?: string; limit: number }): Promise<Page<DocumentSummary>>;
   document(externalId: string): Promise<DocumentDetail | undefined>;
   /** By serviceId or by EMR id (`Patient/123` or the bare id). */
@@ -117,6 +139,10 @@ export interface ConsoleData {
 export interface ConsoleActions {
   replay(eventIds: readonly string[]): Promise<{ replayed: string[]; notDead: string[] }>;
   replayAllOfType(eventType: string): Promise<{ events: number }>;
+  /** Whether the mapping was a dead letter (and is queued to be posted again). */
+  replayMapping(entityType: string, serviceId: string): Promise<boolean>;
+  /** Whether the mapping was a dead letter (and is now dismissed, with the reason and who). */
+  dismissMapping(entityType: string, serviceId: string, reason: string, by: string): Promise<boolean>;
   retryDocument(externalId: string): Promise<{ ok: boolean; reason?: string }>;
 }
 

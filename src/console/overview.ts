@@ -1,7 +1,8 @@
 // The console's overview, read at once from every source: each dependency's state (as GET /admin/status gives
-// it, the database asked now), the inbox depth, the dead letters, the documents by status, the webhooks'
-// acknowledgement latency (p50 and p99 from the metrics' histogram buckets), the last 24 hours per minute, and
-// the open alerts (the dependencies failing now).
+// it, the database asked now), the inbox backlog and its age (received, not yet taken in or not yet final), the
+// dead letters (events, and mappings the service refused), the documents by status, the webhooks'
+// acknowledgement latency (p50 and p99 from the metrics' histogram buckets), the last 24 hours per minute
+// (received: what the inbox stored, every replica's), and the open alerts (the dependencies failing now).
 import type { Clock } from '../clock.ts';
 import type { Inbox } from '../inbox/inbox.ts';
 import { bucketsOf, quantileOf } from '../metrics/histogram-quantiles.ts';
@@ -14,7 +15,7 @@ import type { ProcessorStores } from '../storage/processor-stores.ts';
 import type { ComponentState, Overview } from './data.ts';
 
 export interface OverviewDeps {
-  processor: Pick<ProcessorStores, 'events' | 'readings'>;
+  processor: Pick<ProcessorStores, 'events' | 'readings' | 'deadLetters'>;
   documents: Pick<DocumentStore, 'countByState'>;
   status: DependencyStatus;
   database: Pick<Inbox, 'isWritable' | 'writeFailure'>;
@@ -41,10 +42,12 @@ function components(deps: Pick<OverviewDeps, 'status' | 'database'>): ComponentS
 }
 
 export async function readOverview(deps: OverviewDeps): Promise<Overview> {
-  const { events, readings } = deps.processor;
-  const [inboxDepth, deadLetters, byState, ackLatency, perMinute] = await Promise.all([
+  const { events, readings, deadLetters: parked } = deps.processor;
+  const [inboxDepth, oldest, deadLetters, deadMappings, byState, ackLatency, perMinute] = await Promise.all([
     readings.depth(),
+    readings.oldestOpenReceivedAt(),
     events.deadCount(),
+    parked.mappings.deadCount(),
     deps.documents.countByState(),
     ackLatencyMs(deps.metrics),
     lastDayPerMinute(events, deps.clock),
@@ -53,7 +56,10 @@ export async function readOverview(deps: OverviewDeps): Promise<Overview> {
   return {
     components: now,
     inboxDepth,
+    inboxOldestAt: oldest ?? null,
+    inboxAgeMs: oldest === undefined ? null : Math.max(0, deps.clock.now() - oldest),
     deadLetters,
+    deadMappings,
     documentsByStatus: Object.fromEntries(byState.map((s) => [s.state, s.count])),
     ackLatencyMs: ackLatency,
     perMinute,

@@ -116,6 +116,52 @@ describe('operator actions', () => {
     expect((await agent.get('/console/documents/doc_sent_1/confirm-retry')).status).toBe(409);
   });
 
+  it('replaying a refused mapping: a confirmation page, then the replay, audited `mapping.replay` with entityType:serviceId', async () => {
+    const c = consoleApp();
+    const agent = await signedIn(c);
+    const confirm = await agent.get('/console/dead-letters/mappings/confirm-replay?entityType=patient&serviceId=pat_404').expect(200);
+    expect(confirm.text).toContain('Replay the mapping');
+    expect(c.actions.calls).toEqual([]);
+    const res = await agent
+      .post('/console/dead-letters/mappings/replay')
+      .type('form')
+      .send({ entityType: 'patient', serviceId: 'pat_404', csrf: csrfOf(confirm.text) })
+      .expect(303);
+    expect(res.headers.location).toBe('/console/dead-letters');
+    expect(c.actions.calls).toEqual(['replayMapping patient/pat_404']);
+    expect((await agent.get('/console/dead-letters')).text).toContain('The patient mapping pat_404 is queued to be posted again.');
+    expect(c.auditor.entries.at(-1)).toMatchObject({ actor: 'admin', door: 'console', action: 'mapping.replay', targets: ['patient:pat_404'], outcome: 'ok' });
+    // Again: no longer refused.
+    await agent
+      .post('/console/dead-letters/mappings/replay')
+      .type('form')
+      .send({ entityType: 'patient', serviceId: 'pat_404', csrf: csrfOf(confirm.text) })
+      .expect(303);
+    expect((await agent.get('/console/dead-letters')).text).toContain('no longer a refused mapping');
+    expect(c.auditor.entries.at(-1)).toMatchObject({ action: 'mapping.replay', outcome: 'failed' });
+  });
+
+  it('dismissing a refused mapping needs a reason, kept with the mapping and out of the audit trail', async () => {
+    const c = consoleApp();
+    const agent = await signedIn(c);
+    const confirm = await agent.get('/console/dead-letters/mappings/confirm-dismiss?entityType=doctor&serviceId=doc_%3Cb%3E').expect(200);
+    expect(confirm.text).toContain('doc_&lt;b&gt;');
+    expect(confirm.text).toContain('name="reason" required');
+    const csrf = csrfOf(confirm.text);
+    await agent.post('/console/dead-letters/mappings/dismiss').type('form').send({ entityType: 'doctor', serviceId: 'doc_<b>', reason: ' ', csrf }).expect(400);
+    expect(c.auditor.entries.at(-1)).toMatchObject({ action: 'mapping.dismiss', targets: ['doctor:doc_<b>'], outcome: 'failed' });
+    await agent
+      .post('/console/dead-letters/mappings/dismiss')
+      .type('form')
+      .send({ entityType: 'doctor', serviceId: 'doc_<b>', reason: 'mapped by hand at the service', csrf })
+      .expect(303);
+    expect(c.actions.calls).toEqual(['dismissMapping doctor/doc_<b> mapped by hand at the service admin']);
+    expect(c.auditor.entries.at(-1)).toMatchObject({ action: 'mapping.dismiss', targets: ['doctor:doc_<b>'], outcome: 'ok' });
+    expect(JSON.stringify(c.auditor.entries)).not.toContain('by hand');
+    // Not a mapping at all: a 400 page, nothing done.
+    await agent.get('/console/dead-letters/mappings/confirm-replay?entityType=invoice&serviceId=x').expect(400);
+  });
+
   it("showing an event's body is a POST, audited `event.body.reveal`, and the page shows whose eyes it was for", async () => {
     const c = consoleApp();
     const agent = await signedIn(c);
@@ -189,5 +235,24 @@ describe('a viewer', () => {
       .expect(403);
     expect(c.actions.calls).toEqual([]);
     expect(c.auditor.entries.filter((e) => e.outcome === 'denied').map((e) => e.action)).toEqual(['event.body.reveal', 'document.retry', 'document.retry']);
+  });
+
+  it("is denied a refused mapping's replay and dismissal, at the confirmation step and at the POST, each audited `denied`", async () => {
+    const c = consoleApp();
+    const agent = await signedIn(c, VIEWER_TOKEN);
+    const list = await agent.get('/console/dead-letters').expect(200);
+    const key = 'entityType=patient&serviceId=pat_404';
+    await agent.get(`/console/dead-letters/mappings/confirm-replay?${key}`).expect(403);
+    await agent.get(`/console/dead-letters/mappings/confirm-dismiss?${key}`).expect(403);
+    const form = { entityType: 'patient', serviceId: 'pat_404', reason: 'no', csrf: csrfOf(list.text) };
+    await agent.post('/console/dead-letters/mappings/replay').type('form').send(form).expect(403);
+    await agent.post('/console/dead-letters/mappings/dismiss').type('form').send(form).expect(403);
+    expect(c.actions.calls).toEqual([]);
+    expect(c.auditor.entries.filter((e) => e.outcome === 'denied').map((e) => [e.action, e.targets])).toEqual([
+      ['mapping.replay', ['patient:pat_404']],
+      ['mapping.dismiss', ['patient:pat_404']],
+      ['mapping.replay', ['patient:pat_404']],
+      ['mapping.dismiss', ['patient:pat_404']],
+    ]);
   });
 });

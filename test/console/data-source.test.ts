@@ -80,7 +80,8 @@ describe('the console data of a running adapter', () => {
       ['emr', true],
       ['service', true],
     ]);
-    expect(overview).toMatchObject({ inboxDepth: 0, deadLetters: 0, openAlerts: [] });
+    expect(overview).toMatchObject({ inboxDepth: 0, inboxOldestAt: null, inboxAgeMs: null, deadLetters: 0, deadMappings: 0, openAlerts: [] });
+    expect(await data().deadMappings({ limit: 10 })).toEqual({ rows: [], next: null });
   });
 
   it('finds the mappings the event made, by serviceId and by EMR id', async () => {

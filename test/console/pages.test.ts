@@ -5,20 +5,45 @@ import { describe, expect, it } from 'vitest';
 import { consoleApp, signedIn } from './support/console-app.ts';
 
 describe('console pages', () => {
-  it('the overview shows components, open alerts, inbox depth, dead letters, documents by status and the latency', async () => {
+  it('the overview shows components, open alerts, received, the inbox backlog and its age, dead letters (events and mappings), documents by status and the latency', async () => {
     const c = consoleApp();
     const agent = await signedIn(c);
     const text = (await agent.get('/console').expect(200)).text;
     expect(text).toContain('<a class="skip" href="#main">Skip to content</a>');
     expect(text).toContain('href="/console" aria-current="page"');
     expect(text).toMatch(/id="inbox-depth">4</);
+    expect(text).toMatch(/oldest <span id="inbox-age">2 min</);
     expect(text).toMatch(/id="dead-letter-count">3</);
+    expect(text).toMatch(/id="dead-mapping-count">2</);
     expect(text).toMatch(/id="received-24h">72</);
     expect(text).toContain('emr_unreachable: connect ECONNREFUSED');
     expect(text).toContain('<dt>Acknowledgement, p50 / p99</dt><dd>2 ms / 9 ms</dd>');
     expect(text).toContain('href="/console/documents?status=FAILED"');
     expect(text).toContain('<script src="/console/assets/uplot.iife.min.js" defer></script>');
     expect(text).toContain('data-src="/console/overview.json"');
+  });
+
+  it('the overview says nothing of an age when the inbox has no backlog', async () => {
+    const c = consoleApp();
+    Object.assign(c.data.overview_, { inboxDepth: 0, inboxOldestAt: null, inboxAgeMs: null });
+    const agent = await signedIn(c);
+    const text = (await agent.get('/console').expect(200)).text;
+    expect(text).toMatch(/id="inbox-depth">0</);
+    expect(text).not.toContain('inbox-age');
+  });
+
+  it('the dead-letters page lists refused mappings with their reason, escaped, and a replay and a dismissal for each', async () => {
+    const c = consoleApp();
+    const agent = await signedIn(c);
+    const text = (await agent.get('/console/dead-letters').expect(200)).text;
+    expect(text).toContain('<h2 id="mappings-h">Refused mappings</h2>');
+    expect(text).toMatch(/id="dead-mappings"[\s\S]*pat_404[\s\S]*not_found: no patient pat_404/);
+    expect(text).toContain('doc_&lt;b&gt;');
+    expect(text).not.toContain('doc_<b>');
+    expect(text).toContain('href="/console/dead-letters/mappings/confirm-replay?entityType=patient&amp;serviceId=pat_404"');
+    expect(text).toContain('href="/console/dead-letters/mappings/confirm-dismiss?entityType=patient&amp;serviceId=pat_404"');
+    c.data.deadMappings_.clear();
+    expect((await agent.get('/console/dead-letters').expect(200)).text).toContain('No refused mappings.');
   });
 
   it('overview.json gives the per-minute series the chart draws', async () => {

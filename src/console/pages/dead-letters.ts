@@ -1,4 +1,5 @@
-// Dead letters: why each was parked; replay one, a selection (checkboxes) or every one of an event type.
+// Dead letters: why each was parked; replay one, a selection (checkboxes) or every one of an event type. The
+// mappings the service refused are listed below the events, with their own replay and dismissal (./dead-mappings.ts).
 // Each replay goes through a confirmation page (a GET that changes nothing; a viewer is refused there) and
 // then a POST with the CSRF token, audited `dead_letter.replay` (the eventIds) or `dead_letter.replay_all`
 // (the event type), and comes back here with what happened.
@@ -12,6 +13,7 @@ import { param, params } from '../form.ts';
 import { consoleAction, mustBeAllowed, redirectWith, sessionOf, sendPage } from '../guard.ts';
 import { html, query } from '../html.ts';
 import { renderPage } from '../layout.ts';
+import { deadMappingsSection, registerDeadMappings } from './dead-mappings.ts';
 
 const PAGE_SIZE = 100;
 /** The most eventIds one confirmation replays (a larger batch: replay all of a type). */
@@ -31,7 +33,10 @@ function eventTypeOf(value: string | null | undefined): string {
 async function listPage(c: ConsoleContext, ctx: Context): Promise<void> {
   const type = param(ctx, 'type');
   const after = param(ctx, 'after');
-  const page = await c.data.deadLetters({ limit: PAGE_SIZE, ...(type ? { eventType: type } : {}), ...(after ? { after } : {}) });
+  const [page, mappings] = await Promise.all([
+    c.data.deadLetters({ limit: PAGE_SIZE, ...(type ? { eventType: type } : {}), ...(after ? { after } : {}) }),
+    deadMappingsSection(c, ctx),
+  ]);
   const rows = page.rows.map(
     (e) => html`<tr>
 <td><input type="checkbox" name="eventId" value="${e.eventId}" id="sel-${e.eventId}" aria-label="Select ${e.eventId}"></td>
@@ -60,7 +65,8 @@ ${
 <div class="actions"><button type="submit" id="replay-selected">Replay selected…</button></div></form>`
 }
 <nav class="pager" aria-label="Pages">${page.next ? html`<a rel="next" href="${HOME}${query({ type, after: page.next })}">Next page</a>` : ''}</nav>
-</section>`,
+</section>
+${mappings}`,
   });
 }
 
@@ -77,6 +83,7 @@ function confirmPage(ctx: Context, title: string, what: ReturnType<typeof html>,
 
 export function registerDeadLetters(router: Router, c: ConsoleContext): void {
   router.get('/dead-letters', (ctx) => listPage(c, ctx));
+  registerDeadMappings(router, c);
   router.get('/dead-letters/confirm', async (ctx) => {
     const ids = params(ctx, 'eventId');
     if (ids.length === 0) return redirectWith(c, ctx, HOME, 'Select at least one dead letter to replay.');

@@ -1,6 +1,8 @@
-// The overview: each component's state and open alerts, the inbox depth, dead letters, documents by status,
-// the acknowledgement latency, and a chart of events received and applied per minute over 24 hours (drawn
-// by assets/overview.js with uPlot from GET /console/overview.json; the numbers are on the page without it).
+// The overview: each component's state and open alerts, what was received (acknowledged: stored in the inbox)
+// over 24 hours beside the inbox backlog and its age, what was applied, the dead letters (events, and mappings
+// the service refused), documents by status, the acknowledgement latency, and a chart of events received and
+// applied per minute over 24 hours (drawn by assets/overview.js with uPlot from GET /console/overview.json; the
+// numbers are on the page without it).
 import type Router from '@koa/router';
 import type { ConsoleContext } from '../deps.ts';
 import type { Overview } from '../data.ts';
@@ -25,11 +27,13 @@ function alerts(o: Overview) {
 function numbers(o: Overview) {
   const latency = o.ackLatencyMs ? `${duration(o.ackLatencyMs.p50)} / ${duration(o.ackLatencyMs.p99)}` : 'none yet';
   const totals = o.perMinute.reduce((t, m) => ({ received: t.received + m.received, applied: t.applied + m.applied }), { received: 0, applied: 0 });
+  const age = o.inboxAgeMs === null ? html`` : html` <span class="muted">oldest <span id="inbox-age">${duration(o.inboxAgeMs)}</span></span>`;
   return html`<dl class="numbers">
-<div><dt>Inbox depth</dt><dd id="inbox-depth">${o.inboxDepth}</dd></div>
-<div><dt>Dead letters</dt><dd><a href="/console/dead-letters" id="dead-letter-count">${o.deadLetters}</a></dd></div>
 <div><dt>Received, 24 h</dt><dd id="received-24h">${totals.received}</dd></div>
+<div><dt>Inbox backlog</dt><dd><span id="inbox-depth">${o.inboxDepth}</span>${age}</dd></div>
 <div><dt>Applied, 24 h</dt><dd id="applied-24h">${totals.applied}</dd></div>
+<div><dt>Dead letters</dt><dd><a href="/console/dead-letters" id="dead-letter-count">${o.deadLetters}</a> <span class="muted">events</span></dd></div>
+<div><dt>Refused mappings</dt><dd><a href="/console/dead-letters#mappings-h" id="dead-mapping-count">${o.deadMappings}</a></dd></div>
 <div><dt>Acknowledgement, p50 / p99</dt><dd>${latency}</dd></div>
 </dl>`;
 }

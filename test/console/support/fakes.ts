@@ -1,10 +1,11 @@
 // Small in-memory stand-ins for the console's ports (ConsoleData, ConsoleActions, Auditor) for the
-// supertest-level console tests: a few events, dead letters, documents and mappings, and actions that move
-// them as the real ones would (a replayed dead letter is pending again, a retried document queued).
+// supertest-level console tests: a few events, dead letters (events and refused mappings), documents and
+// mappings, and actions that move them as the real ones would (a replayed dead letter is pending again, a
+// replayed or dismissed mapping no longer dead, a retried document queued).
 import type { Auditor } from '../../../src/audit/auditor.ts';
 import type { AuditEntry, AuditRecord } from '../../../src/storage/audit.ts';
 import type { Clock } from '../../../src/clock.ts';
-import type { ConsoleActions, ConsoleData, DocumentDetail, EventDetail, MappingView, Overview } from '../../../src/console/data.ts';
+import type { ConsoleActions, ConsoleData, DeadMappingView, DocumentDetail, EventDetail, MappingView, Overview } from '../../../src/console/data.ts';
 
 export const T0 = Date.parse('2026-01-15T10:00:00.000Z');
 
@@ -48,6 +49,8 @@ function document(externalId: string, status: string): DocumentDetail {
 
 export interface FakeData extends ConsoleData {
   events_: Map<string, EventDetail>;
+  /** Refused mappings, keyed `entityType/serviceId`; a replayed or dismissed one leaves. */
+  deadMappings_: Map<string, DeadMappingView>;
   documents_: Map<string, DocumentDetail>;
   bodies: Map<string, string | null>;
   overview_: Overview;
@@ -66,6 +69,12 @@ export function fakeData(): FakeData {
   const bodies = new Map<string, string | null>([...events_.keys()].map((id) => [id, JSON.stringify({ eventId: id, data: { firstName: 'Ada' } })]));
   const documents_ = new Map<string, DocumentDetail>([document('doc_failed_1', 'FAILED'), document('doc_sent_1', 'SENT')].map((d) => [d.externalId, d]));
   const mappings: MappingView[] = [{ entityType: 'patient', serviceId: 'pat_1', emrId: 'Patient/123', posted: true }];
+  const deadMappings_ = new Map<string, DeadMappingView>(
+    [
+      { entityType: 'patient', serviceId: 'pat_404', externalId: 'Patient/404', attempts: 1, reason: 'not_found: no patient pat_404' },
+      { entityType: 'doctor', serviceId: 'doc_<b>', externalId: 'Practitioner/7', attempts: 1, reason: 'mapping_conflict: doctor doc_<b> is already mapped' },
+    ].map((m) => [`${m.entityType}/${m.serviceId}`, m]),
+  );
   const overview_: Overview = {
     components: [
       { name: 'database', ok: true },
@@ -73,7 +82,10 @@ export function fakeData(): FakeData {
       { name: 'service', ok: true },
     ],
     inboxDepth: 4,
+    inboxOldestAt: T0 - 90_000,
+    inboxAgeMs: 90_000,
     deadLetters: 3,
+    deadMappings: 2,
     documentsByStatus: { FAILED: 1, SENT: 1 },
     ackLatencyMs: { p50: 2, p99: 9 },
     perMinute: Array.from({ length: 1440 }, (_, i) => ({ minute: T0 - (1439 - i) * 60_000, received: i % 60 === 0 ? 3 : 0, applied: i % 60 === 0 ? 2 : 0 })),
@@ -82,6 +94,7 @@ export function fakeData(): FakeData {
   const summary = ({ history: _h, headers: _hd, emrRefs: _e, lastError: _l, bodyStored: _b, ...s }: EventDetail) => s;
   return {
     events_,
+    deadMappings_,
     documents_,
     bodies,
     overview_,
@@ -98,6 +111,10 @@ export function fakeData(): FakeData {
     async deadLetters(q) {
       const rows = [...events_.values()].filter((e) => e.state === 'dead' && (!q.eventType || e.eventType === q.eventType));
       return { rows: rows.slice(0, q.limit).map((e) => ({ ...summary(e), reason: e.lastError })), next: rows.length > q.limit ? 'more' : null };
+    },
+    async deadMappings(q) {
+      const rows = [...deadMappings_.values()];
+      return { rows: rows.slice(0, q.limit), next: rows.length > q.limit ? 'more' : null };
     },
     async documents(q) {
       const rows = [...documents_.values()].filter((d) => !q.status || d.status === q.status);
@@ -127,6 +144,14 @@ export function fakeActions(data: FakeData): ConsoleActions & { calls: string[] 
           events++;
         }
       return { events };
+    },
+    async replayMapping(entityType, serviceId) {
+      calls.push(`replayMapping ${entityType}/${serviceId}`);
+      return data.deadMappings_.delete(`${entityType}/${serviceId}`);
+    },
+    async dismissMapping(entityType, serviceId, reason, by) {
+      calls.push(`dismissMapping ${entityType}/${serviceId} ${reason} ${by}`);
+      return data.deadMappings_.delete(`${entityType}/${serviceId}`);
     },
     async retryDocument(id) {
       calls.push(`retry ${id}`);

@@ -26,6 +26,15 @@ export const faultsSchema = z.strictObject({
       delayMs: z.number().int().min(0).max(60_000).optional(),
     })
     .optional(),
+  mappings: z
+    .strictObject({
+      /**
+       * Every mapping posted (PUT /integration/v1/mappings/...) is refused with this status until the fault is lifted:
+       * 404, the service does not know the record; 409, it maps the record to another externalId. Nothing is stored.
+       */
+      refuse: z.union([z.literal(404), z.literal(409)]),
+    })
+    .optional(),
   /** Requests per key per minute on the integration API; past it, 429 with Retry-After. */
   rateLimitPerMinute: z.number().int().min(1).optional(),
 });

@@ -75,12 +75,21 @@ function limitRate(ctx: Context, window: Map<string, number[]>, key: ApiKey, per
   window.set(key.id, [...recent, now]);
 }
 
-function mappingRoutes(router: Router, { store }: IntegrationDeps): void {
+function mappingRoutes(router: Router, { store, faults }: IntegrationDeps): void {
   router.put('/mappings/:entityType/:serviceId', async (ctx) => {
     const key = ctx.state.key as ApiKey;
     const entityType = ctx.params.entityType as MappingEntityType;
     if (!MAPPING_ENTITY_TYPES.includes(entityType)) throw new ValidationError(`entityType must be one of ${MAPPING_ENTITY_TYPES.join(', ')}`, 'entityType');
     const body = validate(mappingRequestSchema, await readJson(ctx.req, 64 * 1024));
+    // QA's refusal fault: answered as the service answers a real refusal, the record left as it is.
+    const refuse = faults().mappings?.refuse;
+    if (refuse === 404) throw new NotFoundError(`no ${entityType} ${ctx.params.serviceId}`);
+    if (refuse === 409)
+      throw new AppError({
+        code: ERROR_CODES.mappingConflict,
+        status: 409,
+        message: `${entityType} ${ctx.params.serviceId} is already mapped to another externalId`,
+      });
     const record = store.get(entityType, ctx.params.serviceId!) as Person | undefined;
     if (!record || record.clinicId !== key.clinicId) throw new NotFoundError(`no ${entityType} ${ctx.params.serviceId}`);
     if (record.externalId !== null && record.externalId !== body.externalId)

@@ -188,6 +188,33 @@ describe('documents', () => {
     expect((cancelled.json.appointment as { externalId: string }).externalId).toBe('fhir-1');
   });
 
+  it('the mapping refusal fault refuses every mapping (404 or 409) until lifted, storing nothing', async () => {
+    f = await simulatorFixture();
+    const apt = (await f.http().post('/_sim/appointments').send({ clinicId: f.clinicId })).body as { serviceId: string };
+    const put = (externalId: string) => f.api('put', `mappings/appointment/${apt.serviceId}`).send({ externalId });
+    await f
+      .http()
+      .post('/_sim/faults')
+      .send({ mappings: { refuse: 404 } })
+      .expect(200);
+    expect((await put('fhir-1')).body.error.code).toBe('not_found');
+    await f
+      .http()
+      .post('/_sim/faults')
+      .send({ mappings: { refuse: 409 } })
+      .expect(200);
+    const conflict = await put('fhir-1');
+    expect([conflict.status, conflict.body.error.code]).toEqual([409, 'mapping_conflict']);
+    await f
+      .http()
+      .post('/_sim/faults')
+      .send({ mappings: { refuse: 500 } })
+      .expect(400);
+    await f.http().delete('/_sim/faults').expect(200);
+    // Nothing was stored: the first mapping after the fault is taken as new.
+    expect((await put('fhir-2')).status).toBe(200);
+  });
+
   it('the 5xx and 429 faults answer the next requests, 429 with Retry-After', async () => {
     f = await simulatorFixture();
     await f

@@ -14,6 +14,12 @@ import { ConfigError } from './errors.ts';
 import { DATA_KEYS_SETTINGS_SHAPE, type DataKeysSettings, dataKeysFrom } from './sealing/settings.ts';
 import { TRACING_SECRET_SETTINGS, TRACING_SETTINGS_SHAPE, type TracingSettings, tracingFrom } from './tracing/settings.ts';
 
+/**
+ * The largest WEBHOOK_MAX_BODY_BYTES may be: a quarantined webhook larger than this could never be applied, so the
+ * receiver reads no further than this (src/receiver/quarantine-intake.ts) and answers 413.
+ */
+export const WEBHOOK_BODY_CEILING = 16 * 1024 * 1024;
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const schema = z.object({
@@ -31,7 +37,9 @@ const schema = z.object({
   SERVICE_SIGNING_SECRETS: csv,
   SERVICE_TIMEOUT_MS: int(10_000, 100),
   WEBHOOK_TOLERANCE_SECONDS: int(DEFAULT_TOLERANCE_SECONDS, 1, 86_400),
-  WEBHOOK_MAX_BODY_BYTES: int(256 * 1024, 1024, 16 * 1024 * 1024),
+  WEBHOOK_MAX_BODY_BYTES: int(256 * 1024, 1024, WEBHOOK_BODY_CEILING),
+  // Signed webhooks over WEBHOOK_MAX_BODY_BYTES are kept (sealed) up to this many stored bytes in all; 0: refused (413).
+  WEBHOOK_QUARANTINE_BYTES: int(256 * 1024 * 1024, 0, 64 * 1024 * 1024 * 1024),
   // The EMR module (src/emr/settings.ts); its own settings follow from EMR_SETTINGS_SHAPE.
   EMR_PROTOCOL: z.enum(EMR_PROTOCOLS).default('fhir'),
   ADMIN_TOKEN: z.string().optional(),
@@ -116,7 +124,8 @@ export interface Config {
     signingSecrets: string[];
     timeoutMs: number;
   };
-  webhook: { toleranceSeconds: number; maxBodyBytes: number };
+  /** quarantineBytes: WEBHOOK_QUARANTINE_BYTES, the room of the quarantine of signed webhooks over maxBodyBytes (0: none). */
+  webhook: { toleranceSeconds: number; maxBodyBytes: number; quarantineBytes: number };
   /** EMR_PROTOCOL and the chosen module's own settings (src/emr/settings.ts). */
   emr: EmrConfig;
   adminToken?: string;
@@ -218,7 +227,7 @@ export function parseConfig(env: Record<string, string | undefined>, scope: Conf
       signingSecrets: s.SERVICE_SIGNING_SECRETS,
       timeoutMs: s.SERVICE_TIMEOUT_MS,
     },
-    webhook: { toleranceSeconds: s.WEBHOOK_TOLERANCE_SECONDS, maxBodyBytes: s.WEBHOOK_MAX_BODY_BYTES },
+    webhook: { toleranceSeconds: s.WEBHOOK_TOLERANCE_SECONDS, maxBodyBytes: s.WEBHOOK_MAX_BODY_BYTES, quarantineBytes: s.WEBHOOK_QUARANTINE_BYTES },
     emr,
     ...(s.ADMIN_TOKEN ? { adminToken: s.ADMIN_TOKEN } : {}),
     ...(s.ADMIN_CREDENTIALS_FILE ? { adminCredentialsFile: resolve(s.ADMIN_CREDENTIALS_FILE) } : {}),

@@ -52,6 +52,9 @@ export const ADMIN_ROUTE_RULES: Readonly<Record<string, AdminRouteRule>> = {
   'GET /admin/documents/:externalId': read,
   'POST /admin/documents': operator('document.push', (r) => [field(r.body, 'externalId')]),
   'POST /admin/documents/:externalId/retry': operator('document.retry', param('externalId')),
+  'GET /admin/quarantine': read,
+  'POST /admin/quarantine/:eventId/apply': operator('quarantine.apply', param('eventId')),
+  'POST /admin/quarantine/:eventId/dismiss': operator('quarantine.dismiss', param('eventId')),
 };
 
 /** The action of a state-changing request to a route that is not in the table. */

@@ -13,6 +13,7 @@ import { MAPPING_ENTITY_TYPES } from '../contract/api.ts';
 import type { EventStatus } from '../processor/index.ts';
 import { documentListParams } from '../pusher/admin-router.ts';
 import type { publicView } from '../pusher/outbox.ts';
+import type { quarantinedView } from '../receiver/quarantine-admin-router.ts';
 import { DEPENDENCIES } from '../status/dependency-status.ts';
 import { named } from '../openapi/describe.ts';
 
@@ -110,6 +111,17 @@ const documentView = z.strictObject({
   updatedAt: iso,
 });
 
+const quarantined = z.strictObject({
+  eventId: z.string(),
+  eventType: z.string(),
+  size: z.number().int().describe("The body's bytes as received."),
+  fitsLimit: z.boolean().describe('Whether size is at most WEBHOOK_MAX_BODY_BYTES now: only then can it be applied.'),
+  receivedAt: iso,
+  state: z.enum(['quarantined', 'applied', 'dismissed']),
+  applied: z.strictObject({ by: z.string(), at: iso }).optional(),
+  dismissal: dismissal.optional(),
+});
+
 const auditEntry = z.strictObject({
   id: z.number().int().describe("The entry's id; pass the last one's as `before` for older entries."),
   at: iso,
@@ -131,6 +143,7 @@ export type AdminAnswersCovered = [
   Covers<typeof documentHistoryStep, ReturnType<typeof historyStepView>>,
   Covers<typeof mappingFound, ReturnType<typeof mappingView>>,
   Covers<typeof auditEntry, ReturnType<typeof auditView>>,
+  Covers<typeof quarantined, ReturnType<typeof quarantinedView>>,
 ];
 
 export const adminSchemas = {
@@ -149,6 +162,14 @@ export const adminSchemas = {
   webhookAck: named(
     'WebhookAck',
     z.strictObject({ received: z.literal(true), duplicate: z.boolean().describe('The eventId was stored before: nothing new was filed.') }),
+  ),
+  webhookQuarantined: named(
+    'WebhookQuarantined',
+    z.strictObject({
+      received: z.literal(true),
+      duplicate: z.boolean().describe('The eventId was in the quarantine already: nothing new was kept.'),
+      quarantined: z.literal(true),
+    }),
   ),
   webhookEvent: named('WebhookEvent', webhookEventSchema),
   status: named(
@@ -201,6 +222,25 @@ export const adminSchemas = {
   eventDismissed: named('EventDismissed', z.strictObject({ dismissed: eventStatus })),
   mappingDismissed: named('MappingDismissed', z.strictObject({ dismissed: deadMapping })),
   mappingReplayed: named('MappingReplayed', z.strictObject({ replayed: deadMapping })),
+  quarantinePage: named(
+    'QuarantinePage',
+    z.strictObject({
+      events: z.array(quarantined),
+      nextCursor,
+      quarantine: z
+        .strictObject({ events: z.number().int(), bytes: z.number().int(), capacityBytes: z.number().int() })
+        .describe('What it holds now (quarantined events, the bytes of their bodies as stored) against WEBHOOK_QUARANTINE_BYTES.'),
+      maxBodyBytes: z.number().int().describe('WEBHOOK_MAX_BODY_BYTES now.'),
+    }),
+  ),
+  quarantineApplied: named(
+    'QuarantineApplied',
+    z.strictObject({
+      applied: quarantined,
+      inbox: z.enum(['stored', 'duplicate']).describe('duplicate: the inbox held its eventId already; it was not stored again.'),
+    }),
+  ),
+  quarantineDismissed: named('QuarantineDismissed', z.strictObject({ dismissed: quarantined })),
   pushRequest: named('PushDocumentRequest', pushDocumentBody()),
   documentAccepted: named(
     'DocumentAccepted',

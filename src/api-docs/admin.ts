@@ -9,6 +9,7 @@ import { mappingLookupParams } from '../mappings/admin-router.ts';
 import { deadLetterListParams } from '../processor/admin-router.ts';
 import { eventSearchParams } from '../processor/events-router.ts';
 import { documentListParams } from '../pusher/admin-router.ts';
+import { quarantineListParams } from '../receiver/quarantine-admin-router.ts';
 import { WEBHOOK_PATH } from '../receiver/router.ts';
 import { HEADERS } from '../signature/webhook-signature.ts';
 import { adminSchemas as schemas } from './admin-schemas.ts';
@@ -58,13 +59,16 @@ const signatureHeaders: Record<string, ParameterDescription> = {
 const receiverRoutes = routesOf({ tag: 'receiver', ...OPEN }, (route) => [
   route(`post ${WEBHOOK_PATH}`, 'receiveWebhook', 'Receive a signed webhook from the service', {
     description:
-      'Checks the HMAC over the raw bytes, stores the event durably in the inbox and answers 200 once it is on disk (a repeat of an eventId answers 200 with duplicate: true). The body is not parsed here: the processor parses it later with this schema and dead-letters what fails it.',
+      'Checks the HMAC over the raw bytes, stores the event durably in the inbox and answers 200 once it is on disk (a repeat of an eventId answers 200 with duplicate: true). The body is not parsed here: the processor parses it later with this schema and dead-letters what fails it. A correctly signed body over WEBHOOK_MAX_BODY_BYTES is kept in the quarantine instead (up to WEBHOOK_QUARANTINE_BYTES in all) and answered 202, until an operator applies or dismisses it.',
     headers: signatureHeaders,
     body: schemas.webhookEvent,
-    responses: { 200: reply('Stored (or already stored).', schemas.webhookAck) },
+    responses: {
+      200: reply('Stored (or already stored).', schemas.webhookAck),
+      202: reply('Over WEBHOOK_MAX_BODY_BYTES and correctly signed: kept in the quarantine (or kept already).', schemas.webhookQuarantined),
+    },
     errors: {
-      401: 'invalid_signature: a header is missing, the key or timestamp is wrong, or no signature matches (one answer for all).',
-      413: 'payload_too_large: larger than WEBHOOK_MAX_BODY_BYTES; not stored.',
+      401: 'invalid_signature: a header is missing, the key or timestamp is wrong, or no signature matches (one answer for all); over the limit, nothing is kept, and the body is not read when a header fails.',
+      413: 'payload_too_large: larger than WEBHOOK_MAX_BODY_BYTES and not kept: the quarantine is full (or off), or the body is larger than 16 MiB.',
       503: 'The store cannot take the write now (disk full, read-only, locked); the service retries.',
     },
   }),
@@ -158,6 +162,41 @@ const deadLetterRoutes = routesOf({ tag: 'dead letters', ...ADMIN }, (route) => 
     description: 'Identifiers, states, reasons and times; never the body (the console reveals a body to an operator, and records it).',
     responses: { 200: reply('The event.', schemas.eventDetail) },
     errors: { 404: 'not_found: no such event.' },
+  }),
+]);
+
+const quarantineRoutes = routesOf({ tag: 'quarantine', ...ADMIN }, (route) => [
+  route('get /admin/quarantine', 'listQuarantine', 'Signed webhooks over WEBHOOK_MAX_BODY_BYTES kept in the quarantine, a page at a time, with its room', {
+    description: 'Identifiers, sizes, states and times; never a body.',
+    query: listQuery(quarantineListParams, {
+      type: 'Only events of this type.',
+      state: 'quarantined (the default: waiting for an operator), applied or dismissed.',
+      since: 'Only events received from this ISO 8601 time on.',
+      until: 'Only events received before this ISO 8601 time; later than since.',
+    }),
+    responses: { 200: reply('A page.', schemas.quarantinePage) },
+    errors: badParameter,
+  }),
+  route('post /admin/quarantine/{eventId}/apply', 'applyQuarantined', 'Apply a quarantined webhook: into the inbox as if received now, processed once', {
+    description:
+      'Only when its size is at most WEBHOOK_MAX_BODY_BYTES now (raise it and restart the adapter first). Once: the body moves to the inbox and is dropped here; the row stays, applied.',
+    responses: { 200: reply('In the inbox (inbox: duplicate when the inbox held its eventId already).', schemas.quarantineApplied) },
+    errors: {
+      ...OPERATOR,
+      404: 'not_found: no such quarantined event.',
+      409: 'not_quarantined: applied or dismissed already.',
+      422: 'limit_too_low: its body is larger than WEBHOOK_MAX_BODY_BYTES; the message says the size to raise it to.',
+    },
+  }),
+  route('post /admin/quarantine/{eventId}/dismiss', 'dismissQuarantined', 'Dismiss a quarantined webhook, with a reason (its body dropped, never applied)', {
+    body: schemas.dismissRequest,
+    responses: { 200: reply('Dismissed.', schemas.quarantineDismissed) },
+    errors: {
+      ...OPERATOR,
+      400: 'invalid_request',
+      404: 'not_found: no such quarantined event.',
+      409: 'not_quarantined: applied or dismissed already.',
+    },
   }),
 ]);
 
@@ -267,11 +306,12 @@ export const adminApi: ApiDescription = {
     operations: 'Health, readiness, metrics and keys: no token.',
     admin: 'The adapter itself.',
     'dead letters': 'Events and mappings parked for a person.',
+    quarantine: 'Signed webhooks over WEBHOOK_MAX_BODY_BYTES, kept for a person to apply or dismiss.',
     events: 'Events searched, counted per minute, and the mappings they made (what the console shows).',
     documents: 'The document outbox (EMR → service).',
     audit: 'Who did what on the admin surface.',
   }),
-  routes: [...receiverRoutes, ...operationRoutes, ...statusRoutes, ...deadLetterRoutes, ...eventRoutes, ...documentRoutes, ...auditRoutes],
+  routes: [...receiverRoutes, ...operationRoutes, ...statusRoutes, ...deadLetterRoutes, ...quarantineRoutes, ...eventRoutes, ...documentRoutes, ...auditRoutes],
 };
 
 /** What the adapter serves at /openapi.json. */

@@ -10,7 +10,9 @@ import type { Inbox } from '../inbox/inbox.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { verifyWebhook, WebhookVerificationError } from '../signature/webhook-signature.ts';
+import { readBodyPieces } from './body-reader.ts';
 import { identifyEvent, keptHeaders } from './event-identity.ts';
+import { type QuarantineIntake, receiveOversized } from './quarantine-intake.ts';
 
 export const WEBHOOK_PATH = '/webhooks/service';
 
@@ -24,10 +26,16 @@ export interface ReceiverDeps {
   secrets: () => readonly string[];
   toleranceSeconds: number;
   maxBodyBytes: number;
+  /** Where a signed webhook over maxBodyBytes is kept (./quarantine-intake.ts); without it, 413 as before. */
+  quarantine?: QuarantineIntake;
 }
 
 class PayloadTooLargeError extends AppError {
-  constructor(limit: number) {
+  /** `read`: what was read of the body before it was found too large (nothing when its Content-Length said so). */
+  constructor(
+    limit: number,
+    readonly read: readonly Buffer[] = [],
+  ) {
     super({ code: 'payload_too_large', status: 413, message: `body larger than ${limit} bytes` });
   }
 }
@@ -35,6 +43,12 @@ class PayloadTooLargeError extends AppError {
 async function readBody(req: import('node:http').IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw new PayloadTooLargeError(limit);
+  if (req.headers['content-length'] === undefined) {
+    // No length given (chunked): read by hand, so that what was read goes on into the quarantine's read.
+    const r = await readBodyPieces(req, { keepBytes: limit, capBytes: limit });
+    if (r.overCap) throw new PayloadTooLargeError(limit, [...(r.kept ?? []), r.last!]);
+    return Buffer.concat(r.kept ?? [], r.total);
+  }
   try {
     return await getRawBody(req, { limit });
   } catch (err) {
@@ -61,6 +75,7 @@ function webhookHandler(deps: ReceiverDeps): (ctx: Context) => Promise<void> {
     try {
       body = await readBody(ctx.req, deps.maxBodyBytes);
     } catch (err) {
+      if (err instanceof PayloadTooLargeError && deps.quarantine) return receiveOversized(ctx, deps, err.read, started);
       deps.metrics.eventsRejected.inc({ reason: err instanceof PayloadTooLargeError ? 'too_large' : 'unreadable' });
       throw err;
     }

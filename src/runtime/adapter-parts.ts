@@ -17,7 +17,10 @@ import { createOpenApiRouter } from '../openapi/router.ts';
 import { createMappingsAdminRouter } from '../mappings/admin-router.ts';
 import { createEventsAdminRouter, createProcessor, createProcessorAdminRouter } from '../processor/index.ts';
 import { createDocumentEventSink, createPusher, createPusherAdminRouter } from '../pusher/index.ts';
+import { createQuarantine } from '../receiver/quarantine.ts';
+import { createQuarantineAdminRouter } from '../receiver/quarantine-admin-router.ts';
 import { createReceiverRouter } from '../receiver/router.ts';
+import { createQuarantineMetrics } from '../metrics/quarantine-metrics.ts';
 import type { ServiceClient } from '../service-client/client.ts';
 import { createStatusAdminRouter } from '../status/admin-router.ts';
 import type { Storage } from '../storage/index.ts';
@@ -148,6 +151,15 @@ export function appDependencies(
 ): AppDeps {
   const { config, logger } = opts;
   const { inbox, clock, metrics, status, credentials } = parts;
+  // Signed webhooks over WEBHOOK_MAX_BODY_BYTES (src/receiver/quarantine-intake.ts), and what an operator does with them.
+  const { quarantineBytes } = config.webhook;
+  const quarantineStore = parts.storage.quarantine;
+  const quarantine = createQuarantine({
+    store: quarantineStore,
+    maxBodyBytes: config.webhook.maxBodyBytes,
+    capacityBytes: quarantineBytes,
+    logger: logger.child({ component: 'admin' }),
+  });
   return {
     logger,
     metrics,
@@ -161,6 +173,11 @@ export function appDependencies(
         secrets: () => credentials.secrets,
         toleranceSeconds: config.webhook.toleranceSeconds,
         maxBodyBytes: config.webhook.maxBodyBytes,
+        quarantine: {
+          store: quarantineStore,
+          capacityBytes: quarantineBytes,
+          metrics: createQuarantineMetrics(metrics, { usage: () => quarantineStore.usage(), capacityBytes: quarantineBytes }),
+        },
       }),
       ...parts.emrRouters,
     ],
@@ -183,6 +200,7 @@ export function appDependencies(
       createMappingsAdminRouter({ lookup: parts.workers.processorStores.mappingLookup, refs: parts.emr.refs }),
       createPusherAdminRouter({ logger: logger.child({ component: 'admin' }), pusher: parts.workers.pusher, maxBodyBytes: config.adminMaxBodyBytes }),
       createAuditAdminRouter({ auditor: parts.access.auditor }),
+      createQuarantineAdminRouter({ quarantine }),
     ],
     adminSurfaceRouters: [createOpenApiRouter(adminOpenApi)],
     consoleRouter: buildConsoleRouter(opts, parts),

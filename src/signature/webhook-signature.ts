@@ -92,8 +92,8 @@ function header(headers: VerifyInput['headers'], name: string): string | undefin
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** Throws WebhookVerificationError unless the delivery is authentic and fresh. */
-export function verifyWebhook(input: VerifyInput): void {
+/** The checks made before the body: the headers there, the key id, a fresh timestamp; the offered signatures. */
+function checkHeaders(input: Omit<VerifyInput, 'body'>): { ts: string; offered: string[] } {
   const key = header(input.headers, HEADERS.key);
   const ts = header(input.headers, HEADERS.timestamp);
   const sig = header(input.headers, HEADERS.signature);
@@ -103,13 +103,55 @@ export function verifyWebhook(input: VerifyInput): void {
   // Whole seconds on both sides, so exactly ±tolerance passes and one second more fails.
   const ageSeconds = Math.floor(input.nowMs / 1000) - Number(ts);
   if (Math.abs(ageSeconds) > input.toleranceSeconds) throw new WebhookVerificationError('timestamp_out_of_tolerance', 'timestamp outside the accepted window');
+  return { ts, offered: sig.split(' ').filter((s) => s.startsWith(SIGNATURE_PREFIX)) };
+}
 
-  const offered = sig.split(' ').filter((s) => s.startsWith(SIGNATURE_PREFIX));
+/** Whether one of `offered` is `expected`; every candidate compared, so the time taken does not tell which one matched. */
+function anyMatches(offered: readonly string[], expected: readonly string[]): boolean {
   let matched = false;
-  for (const secret of input.secrets) {
-    const expected = computeSignature(secret, ts, input.body);
-    // Every candidate is compared, so the time taken does not tell which one matched.
-    for (const candidate of offered) if (constantTimeEqual(candidate, expected)) matched = true;
-  }
-  if (!matched) throw new WebhookVerificationError('bad_signature', 'signature does not match');
+  for (const e of expected) for (const candidate of offered) if (constantTimeEqual(candidate, e)) matched = true;
+  return matched;
+}
+
+/** Throws WebhookVerificationError unless the delivery is authentic and fresh. */
+export function verifyWebhook(input: VerifyInput): void {
+  const { ts, offered } = checkHeaders(input);
+  if (
+    !anyMatches(
+      offered,
+      input.secrets.map((secret) => computeSignature(secret, ts, input.body)),
+    )
+  )
+    throw new WebhookVerificationError('bad_signature', 'signature does not match');
+}
+
+/** A delivery verified while its body is read: the HMAC of each secret fed piece by piece, the body never held whole here. */
+export interface StreamingVerifier {
+  update(chunk: Uint8Array): void;
+  /** Throws WebhookVerificationError (bad_signature) unless a signature matches the bytes fed. */
+  verify(): void;
+}
+
+/**
+ * The same verification as verifyWebhook for a body read in pieces (one too large to be read before it is
+ * judged): the headers are checked at once, before a byte of the body is read (throws as verifyWebhook does),
+ * and the HMAC over the raw bytes as they arrive.
+ */
+export function streamingVerifier(input: Omit<VerifyInput, 'body'>): StreamingVerifier {
+  const { ts, offered } = checkHeaders(input);
+  const hmacs = input.secrets.map((secret) => createHmac('sha256', secret).update(ts).update('.'));
+  return {
+    update(chunk) {
+      for (const h of hmacs) h.update(chunk);
+    },
+    verify() {
+      if (
+        !anyMatches(
+          offered,
+          hmacs.map((h) => SIGNATURE_PREFIX + h.digest('hex')),
+        )
+      )
+        throw new WebhookVerificationError('bad_signature', 'signature does not match');
+    },
+  };
 }

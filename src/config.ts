@@ -12,6 +12,7 @@ import type { EmrAddressSetting, EmrSettingsContext } from './emr/settings-conte
 import { EMR_PROTOCOLS, EMR_SETTINGS, EMR_SETTINGS_SHAPE, type EmrConfig, emrCallTimeout, parseEmrConfig } from './emr/settings.ts';
 import { ConfigError } from './errors.ts';
 import { DATA_KEYS_SETTINGS_SHAPE, type DataKeysSettings, dataKeysFrom } from './sealing/settings.ts';
+import { type DowntimeWindow, parseDowntimeWindows } from './work/downtime-windows.ts';
 import { TRACING_SECRET_SETTINGS, TRACING_SETTINGS_SHAPE, type TracingSettings, tracingFrom } from './tracing/settings.ts';
 
 /**
@@ -42,6 +43,8 @@ const schema = z.object({
   WEBHOOK_QUARANTINE_BYTES: int(256 * 1024 * 1024, 0, 64 * 1024 * 1024 * 1024),
   // The EMR module (src/emr/settings.ts); its own settings follow from EMR_SETTINGS_SHAPE.
   EMR_PROTOCOL: z.enum(EMR_PROTOCOLS).default('fhir'),
+  // Planned EMR downtime (src/work/downtime-windows.ts): `;`-separated `<cron>@<IANA zone>/<ISO 8601 duration>`.
+  EMR_DOWNTIME: z.string().optional(),
   ADMIN_TOKEN: z.string().optional(),
   // Named admin credentials with roles (src/access/credentials-file.ts), read and checked at start.
   ADMIN_CREDENTIALS_FILE: z.string().optional(),
@@ -128,6 +131,8 @@ export interface Config {
   webhook: { toleranceSeconds: number; maxBodyBytes: number; quarantineBytes: number };
   /** EMR_PROTOCOL and the chosen module's own settings (src/emr/settings.ts). */
   emr: EmrConfig;
+  /** EMR_DOWNTIME: the EMR's planned downtime windows (none: only what operators set through the admin API). */
+  emrDowntime: readonly DowntimeWindow[];
   adminToken?: string;
   /** ADMIN_CREDENTIALS_FILE: the named admin credentials (absolute path); read and checked at start. */
   adminCredentialsFile?: string;
@@ -204,6 +209,8 @@ export function parseConfig(env: Record<string, string | undefined>, scope: Conf
     problems.push('RETENTION_AUDIT_DAYS: must not be below RETENTION_EVENT_ID_DAYS (the audit trail outlives the events it names)');
   if (s.PROCESSOR_BACKOFF_MAX_MS < s.PROCESSOR_BACKOFF_BASE_MS) problems.push('PROCESSOR_BACKOFF_MAX_MS: must not be below PROCESSOR_BACKOFF_BASE_MS');
   if (s.PUSHER_BACKOFF_MAX_MS < s.PUSHER_BACKOFF_BASE_MS) problems.push('PUSHER_BACKOFF_MAX_MS: must not be below PUSHER_BACKOFF_BASE_MS');
+  const downtime = parseDowntimeWindows(s.EMR_DOWNTIME);
+  for (const p of downtime.problems) problems.push(`EMR_DOWNTIME: ${p}`);
   const dataDir = resolve(s.DATA_DIR);
   const production = s.NODE_ENV === 'production';
   const emr = emrConfigFrom(s, { dataDir, host: s.HOST, adapterPort: s.PORT, production, bundled: bundled.emr, isLoopback }, rules);
@@ -229,6 +236,7 @@ export function parseConfig(env: Record<string, string | undefined>, scope: Conf
     },
     webhook: { toleranceSeconds: s.WEBHOOK_TOLERANCE_SECONDS, maxBodyBytes: s.WEBHOOK_MAX_BODY_BYTES, quarantineBytes: s.WEBHOOK_QUARANTINE_BYTES },
     emr,
+    emrDowntime: downtime.windows,
     ...(s.ADMIN_TOKEN ? { adminToken: s.ADMIN_TOKEN } : {}),
     ...(s.ADMIN_CREDENTIALS_FILE ? { adminCredentialsFile: resolve(s.ADMIN_CREDENTIALS_FILE) } : {}),
     adminMaxBodyBytes: s.ADMIN_MAX_BODY_BYTES,

@@ -52,6 +52,13 @@ export const ADMIN_ROUTE_RULES: Readonly<Record<string, AdminRouteRule>> = {
   'GET /admin/documents/:externalId': read,
   'POST /admin/documents': operator('document.push', (r) => [field(r.body, 'externalId')]),
   'POST /admin/documents/:externalId/retry': operator('document.retry', param('externalId')),
+  'GET /admin/emr/downtime': read,
+  // The time only: the reason is an operator's free text, kept out of the audit trail.
+  'POST /admin/emr/downtime': operator('emr_downtime.start', (r) => {
+    const until = field(r.body, 'until');
+    return [until && `until:${until}`];
+  }),
+  'DELETE /admin/emr/downtime': operator('emr_downtime.end'),
   'GET /admin/quarantine': read,
   'POST /admin/quarantine/:eventId/apply': operator('quarantine.apply', param('eventId')),
   'POST /admin/quarantine/:eventId/dismiss': operator('quarantine.dismiss', param('eventId')),

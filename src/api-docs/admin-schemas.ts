@@ -15,6 +15,7 @@ import { documentListParams } from '../pusher/admin-router.ts';
 import type { publicView } from '../pusher/outbox.ts';
 import type { quarantinedView } from '../receiver/quarantine-admin-router.ts';
 import { DEPENDENCIES } from '../status/dependency-status.ts';
+import { type downtimeView, startDowntimeBody } from '../status/emr-downtime-router.ts';
 import { named } from '../openapi/describe.ts';
 
 const iso = z.string().describe('ISO 8601 time (UTC)');
@@ -122,6 +123,16 @@ const quarantined = z.strictObject({
   dismissal: dismissal.optional(),
 });
 
+const plannedDowntime = z.strictObject({ until: iso.describe('When it ends.'), reason: z.string() });
+const downtimeInForce = z
+  .strictObject({
+    until: iso.describe('When it ends (windows that overlap or follow at once are one).'),
+    reason: z.string().describe("The operator's reason, or the EMR_DOWNTIME window it is."),
+    source: z.enum(['operator', 'schedule']).describe('Set through the admin API or the console, or an EMR_DOWNTIME window.'),
+  })
+  .nullable()
+  .describe('The planned downtime in force now; null when none is.');
+
 const auditEntry = z.strictObject({
   id: z.number().int().describe("The entry's id; pass the last one's as `before` for older entries."),
   at: iso,
@@ -143,6 +154,7 @@ export type AdminAnswersCovered = [
   Covers<typeof documentHistoryStep, ReturnType<typeof historyStepView>>,
   Covers<typeof mappingFound, ReturnType<typeof mappingView>>,
   Covers<typeof auditEntry, ReturnType<typeof auditView>>,
+  Covers<typeof downtimeInForce, ReturnType<typeof downtimeView>>,
   Covers<typeof quarantined, ReturnType<typeof quarantinedView>>,
 ];
 
@@ -153,10 +165,14 @@ export const adminSchemas = {
     z.strictObject({
       status: z.enum(['ready', 'not_ready']),
       checks: z
-        .record(z.string(), z.enum(['ok', 'failing']))
+        .record(z.string(), z.enum(['ok', 'failing', 'downtime']))
         .describe(
-          "Each check by name: database and workers decide the status; emr (its port's ping) and service (its base address answers) are reported only.",
+          "Each check by name: database and workers decide the status; emr (its port's ping) and service (its base address answers) are reported only. downtime: the EMR is in planned downtime and is not asked.",
         ),
+      downtime: z
+        .record(z.string(), plannedDowntime)
+        .optional()
+        .describe('By check name (emr): the planned downtime in force, until when and why; absent when none is.'),
     }),
   ),
   webhookAck: named(
@@ -181,6 +197,7 @@ export const adminSchemas = {
           ok: z.boolean(),
           reason: z.string().nullable().describe('Why it is failing; null when ok.'),
           since: iso.describe('When it entered its current state.'),
+          downtime: plannedDowntime.optional().describe('In planned downtime now (the EMR): no call is made to it until then.'),
         }),
       ),
       capabilities: z
@@ -252,6 +269,23 @@ export const adminSchemas = {
     z.strictObject({ document: documentView, history: z.array(documentHistoryStep).describe('Every status it went through, oldest first.') }),
   ),
   documentPage: named('DocumentPage', z.strictObject({ documents: z.array(documentView), nextCursor })),
+  emrDowntime: named(
+    'EmrDowntime',
+    z.strictObject({
+      downtime: downtimeInForce,
+      windows: z.array(z.string()).describe('EMR_DOWNTIME: `<cron>@<IANA zone>/<ISO 8601 duration>`, as configured.'),
+      next: z
+        .strictObject({ start: iso, until: iso, window: z.string() })
+        .nullable()
+        .describe('The next EMR_DOWNTIME window to start (within 40 days); null when none does.'),
+    }),
+  ),
+  startEmrDowntimeRequest: named('StartEmrDowntimeRequest', startDowntimeBody),
+  emrDowntimeStarted: named('EmrDowntimeStarted', z.strictObject({ downtime: downtimeInForce })),
+  emrDowntimeEnded: named(
+    'EmrDowntimeEnded',
+    z.strictObject({ ended: z.boolean().describe('Whether a planned downtime was in force (false: nothing to end).'), downtime: downtimeInForce }),
+  ),
   auditPage: named(
     'AuditPage',
     z.strictObject({

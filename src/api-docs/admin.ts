@@ -102,6 +102,25 @@ const statusRoutes = routesOf({ tag: 'admin', ...ADMIN }, (route) => [
   }),
 ]);
 
+const downtimeRoutes = routesOf({ tag: 'admin', ...ADMIN }, (route) => [
+  route('get /admin/emr/downtime', 'getEmrDowntime', "The EMR's planned downtime: the one in force, EMR_DOWNTIME's windows and the next to start", {
+    responses: { 200: reply('The planned downtime.', schemas.emrDowntime) },
+  }),
+  route('post /admin/emr/downtime', 'startEmrDowntime', 'Start a planned EMR downtime now, until a time, with a reason', {
+    description:
+      'No EMR work is done until then (events and documents wait, spending no attempt; no readiness ping, capability check or document scan), and no incident is raised; the receiver keeps taking webhooks. Replaces a downtime set before; an EMR_DOWNTIME window in force carries on to its own end. Kept in the database: every replica honours it (within seconds) and a restart keeps it. Audited as emr_downtime.start (the time, never the reason).',
+    body: schemas.startEmrDowntimeRequest,
+    responses: { 200: reply('In force.', schemas.emrDowntimeStarted) },
+    errors: { ...OPERATOR, 400: 'invalid_request: until is not a date-time with a zone, not later than now, or more than 31 days away; or no reason.' },
+  }),
+  route('delete /admin/emr/downtime', 'endEmrDowntime', 'End the planned EMR downtime in force now (the EMR is back early)', {
+    description:
+      "Ends the operator's downtime and the EMR_DOWNTIME window in force, if any (later windows still count). The work resumes once the EMR answers a ping. Audited as emr_downtime.end.",
+    responses: { 200: reply('Ended, or none was in force.', schemas.emrDowntimeEnded) },
+    errors: OPERATOR,
+  }),
+]);
+
 const deadLetterRoutes = routesOf({ tag: 'dead letters', ...ADMIN }, (route) => [
   route('get /admin/dead-letters', 'listDeadLetters', 'Dead letters (events, then refused mappings), a page at a time', {
     query: listQuery(deadLetterListParams, {
@@ -311,7 +330,17 @@ export const adminApi: ApiDescription = {
     documents: 'The document outbox (EMR → service).',
     audit: 'Who did what on the admin surface.',
   }),
-  routes: [...receiverRoutes, ...operationRoutes, ...statusRoutes, ...deadLetterRoutes, ...quarantineRoutes, ...eventRoutes, ...documentRoutes, ...auditRoutes],
+  routes: [
+    ...receiverRoutes,
+    ...operationRoutes,
+    ...statusRoutes,
+    ...downtimeRoutes,
+    ...deadLetterRoutes,
+    ...quarantineRoutes,
+    ...eventRoutes,
+    ...documentRoutes,
+    ...auditRoutes,
+  ],
 };
 
 /** What the adapter serves at /openapi.json. */

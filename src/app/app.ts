@@ -9,7 +9,7 @@ import { createCredentialCheck } from '../access/credentials.ts';
 import { createSignInThrottle, type SignInThrottle } from '../access/throttle.ts';
 import { noAuditor } from '../audit/audit-trail.ts';
 import type { Auditor } from '../audit/auditor.ts';
-import { systemClock } from '../clock.ts';
+import { systemClock, toIso } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { ADMIN_CATCH_ALL, adminAccess } from './admin-access.ts';
@@ -51,6 +51,11 @@ export interface ReadinessCheck {
   check(): boolean | Promise<boolean>;
   /** Reported in /readyz's `checks` but never makes it 503 (a neighbour whose outage must not stop the receiver). */
   advisory?: boolean;
+  /**
+   * A planned downtime of what it checks (the EMR), in force now: the check is not run, `checks` says `downtime`
+   * and /readyz's `downtime` until when and why.
+   */
+  downtime?: () => { until: number; reason: string } | undefined;
 }
 
 export interface AppDeps {
@@ -99,9 +104,11 @@ export function createApp(deps: AppDeps): Koa {
     ctx.body = { status: 'ok' };
   });
   root.get('/readyz', async (ctx) => {
+    const planned = deps.readiness.map((r) => r.downtime?.());
     // All at once: a slow neighbour's probe (bounded) does not add to the others'.
     const outcomes = await Promise.all(
-      deps.readiness.map(async (r) => {
+      deps.readiness.map(async (r, i) => {
+        if (planned[i]) return true;
         try {
           return (await r.check()) !== false;
         } catch {
@@ -109,13 +116,16 @@ export function createApp(deps: AppDeps): Koa {
         }
       }),
     );
-    const results: Record<string, 'ok' | 'failing'> = {};
+    const results: Record<string, 'ok' | 'failing' | 'downtime'> = {};
+    const downtime: Record<string, { until: string; reason: string }> = {};
     deps.readiness.forEach((r, i) => {
-      results[r.name] = outcomes[i] ? 'ok' : 'failing';
+      const d = planned[i];
+      results[r.name] = d ? 'downtime' : outcomes[i] ? 'ok' : 'failing';
+      if (d) downtime[r.name] = { until: toIso(d.until), reason: d.reason };
     });
     const ready = deps.readiness.every((r, i) => r.advisory || outcomes[i]);
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'not_ready', checks: results };
+    ctx.body = { status: ready ? 'ready' : 'not_ready', checks: results, ...(Object.keys(downtime).length > 0 ? { downtime } : {}) };
   });
   if (surface !== 'public')
     root.get('/metrics', async (ctx) => {

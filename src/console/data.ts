@@ -10,6 +10,8 @@ export interface ComponentState {
   reason?: string;
   /** Epoch ms since when it is in this state. */
   since?: number;
+  /** In planned downtime now (the EMR): until when (epoch ms) and why. */
+  downtime?: { until: number; reason: string };
 }
 
 export interface MinuteCount {

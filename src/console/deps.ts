@@ -8,6 +8,7 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { ConsoleActions, ConsoleData } from './data.ts';
 import type { ConsoleSessionStore } from '../storage/console-sessions.ts';
+import type { EmrDowntime } from '../status/emr-downtime.ts';
 import type { SessionStore } from './session.ts';
 
 export interface ConsoleDeps {
@@ -25,6 +26,8 @@ export interface ConsoleDeps {
   sessionStore: ConsoleSessionStore;
   /** False while the adapter starts or stops: every page answers 503. */
   available?: () => boolean;
+  /** The EMR's planned downtime (src/status/emr-downtime.ts): its page, and its buttons. Absent: no such page. */
+  emrDowntime?: Pick<EmrDowntime, 'current' | 'nextScheduled' | 'windows' | 'refresh' | 'start' | 'end'>;
 }
 
 /** What the pages use: the deps and the live sessions. */

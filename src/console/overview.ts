@@ -38,6 +38,7 @@ function components(deps: Pick<OverviewDeps, 'status' | 'database'>): ComponentS
     ok: c.ok,
     ...(c.reason !== null ? { reason: c.reason } : {}),
     since: Date.parse(c.since),
+    ...(c.downtime ? { downtime: { until: Date.parse(c.downtime.until), reason: c.downtime.reason } } : {}),
   }));
 }
 

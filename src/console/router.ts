@@ -13,6 +13,7 @@ import { registerAudit } from './pages/audit.ts';
 import { registerDeadLetters } from './pages/dead-letters.ts';
 import { registerDocument } from './pages/document.ts';
 import { registerDocuments } from './pages/documents.ts';
+import { registerEmrDowntime } from './pages/emr-downtime.ts';
 import { registerEvent } from './pages/event.ts';
 import { registerEvents } from './pages/events.ts';
 import { registerMappings } from './pages/mappings.ts';
@@ -39,6 +40,7 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
   registerDocument(pages, c);
   registerMappings(pages, c);
   registerAudit(pages, c);
+  registerEmrDowntime(pages, c);
 
   const router = new Router();
   router.all(

@@ -17,10 +17,15 @@ export type EmrErrorCode =
   /** The EMR is not what the adapter needs (not FHIR R4). An incident; at start-up it stops the adapter. */
   | 'emr_incompatible'
   /** A document's content lives somewhere the adapter will not read from (another origin). Rejected. */
-  | 'document_content_refused';
+  | 'document_content_refused'
+  /**
+   * The EMR is in planned downtime (EMR_DOWNTIME, or set by an operator): the call was not made. Waited out like
+   * an incident, though no incident is raised (src/runtime/emr-downtime.ts).
+   */
+  | 'emr_planned_downtime';
 
-const RETRYABLE: ReadonlySet<EmrErrorCode> = new Set(['emr_unavailable', 'emr_unreachable', 'emr_unauthorized', 'emr_incompatible']);
-const INCIDENT: ReadonlySet<EmrErrorCode> = new Set(['emr_unreachable', 'emr_unauthorized', 'emr_incompatible']);
+const RETRYABLE: ReadonlySet<EmrErrorCode> = new Set(['emr_unavailable', 'emr_unreachable', 'emr_unauthorized', 'emr_incompatible', 'emr_planned_downtime']);
+const INCIDENT: ReadonlySet<EmrErrorCode> = new Set(['emr_unreachable', 'emr_unauthorized', 'emr_incompatible', 'emr_planned_downtime']);
 
 export class EmrError extends AppError {
   declare readonly code: EmrErrorCode;

@@ -23,10 +23,12 @@ import { createReceiverRouter } from '../receiver/router.ts';
 import { createQuarantineMetrics } from '../metrics/quarantine-metrics.ts';
 import type { ServiceClient } from '../service-client/client.ts';
 import { createStatusAdminRouter } from '../status/admin-router.ts';
+import type { EmrDowntime } from '../status/emr-downtime.ts';
+import { createEmrDowntimeAdminRouter } from '../status/emr-downtime-router.ts';
 import type { Storage } from '../storage/index.ts';
 import type { DependencyStatus } from '../status/dependency-status.ts';
 import { cachedProbe, NEIGHBOUR_PROBE, type Reachability } from '../status/readiness-probes.ts';
-import { createIncidentGate } from '../work/incident-gate.ts';
+import { createEmrGate } from './emr-downtime.ts';
 
 import type { StartAdapterOptions } from './adapter.ts';
 import { buildConsoleRouter } from './console-part.ts';
@@ -68,13 +70,23 @@ export function connectEmrInbound(storage: Storage, workers: ReturnType<typeof b
 
 export function buildWorkers(
   opts: StartAdapterOptions,
-  parts: { storage: Storage; clock: Clock; emr: EmrPort; serviceClient: ServiceClient; metrics: Metrics },
+  parts: { storage: Storage; clock: Clock; emr: EmrPort; serviceClient: ServiceClient; metrics: Metrics; emrDowntime: EmrDowntime },
 ) {
   const { config, logger } = opts;
   const { storage, clock, emr, serviceClient, metrics } = parts;
   const { documents, coordination, processor: processorStores } = storage;
-  // One gate for the EMR: an incident seen by either worker makes both wait.
-  const emrGate = createIncidentGate(clock);
+  // One gate for the EMR: an incident seen by either worker makes both wait, and so does a planned downtime,
+  // after which one ping says whether the EMR is back before the work resumes (src/work/downtime-gate.ts).
+  const emrGate = createEmrGate({
+    clock,
+    emr,
+    downtime: parts.emrDowntime,
+    logger: logger.child({ component: 'emr' }),
+    resumed: () => {
+      processor.wake();
+      pusher.wake();
+    },
+  });
   const documentEvents = createDocumentEventSink({ documents, coordination, logger: logger.child({ component: 'pusher' }) });
   // The document outbox's retention runs with the processor's hourly pass.
   const processor = createProcessor({
@@ -106,7 +118,7 @@ export function buildWorkers(
     metrics,
     emrGate,
   });
-  return { processor, pusher, processorStores };
+  return { processor, pusher, processorStores, emrGate };
 }
 
 /**
@@ -147,6 +159,7 @@ export function appDependencies(
     workersRunning: () => boolean;
     emr: EmrPort;
     service: Reachability;
+    emrDowntime: EmrDowntime;
   },
 ): AppDeps {
   const { config, logger } = opts;
@@ -200,6 +213,7 @@ export function appDependencies(
       createMappingsAdminRouter({ lookup: parts.workers.processorStores.mappingLookup, refs: parts.emr.refs }),
       createPusherAdminRouter({ logger: logger.child({ component: 'admin' }), pusher: parts.workers.pusher, maxBodyBytes: config.adminMaxBodyBytes }),
       createAuditAdminRouter({ auditor: parts.access.auditor }),
+      createEmrDowntimeAdminRouter({ downtime: parts.emrDowntime, clock }),
       createQuarantineAdminRouter({ quarantine }),
     ],
     adminSurfaceRouters: [createOpenApiRouter(adminOpenApi)],
@@ -213,7 +227,13 @@ export function appDependencies(
       { name: 'workers', check: parts.workersRunning },
       // Reported, never deciding: while the EMR or the service is down the receiver must keep taking
       // webhooks (the inbox is durable; the workers wait and retry). Probed at most every few seconds.
-      { name: 'emr', advisory: true, check: cachedProbe(() => parts.emr.ping(), { clock, ...NEIGHBOUR_PROBE }) },
+      // Not asked at all during a planned downtime: /readyz says `downtime`, until when and why.
+      {
+        name: 'emr',
+        advisory: true,
+        check: cachedProbe(() => parts.emr.ping(), { clock, ...NEIGHBOUR_PROBE }),
+        downtime: () => parts.emrDowntime.current(),
+      },
       { name: 'service', advisory: true, check: cachedProbe(() => parts.service.check(), { clock, ...NEIGHBOUR_PROBE }) },
     ],
   };

@@ -15,11 +15,13 @@ import { WEBHOOK_PATH } from '../receiver/router.ts';
 import { holdStore, openStorage } from '../storage/index.ts';
 import { createServiceClient } from '../service-client/client.ts';
 import { createDependencyStatus, observed, type DependencyStatus } from '../status/dependency-status.ts';
+import { createEmrDowntime, type EmrDowntime, registerEmrDowntimeMetric } from '../status/emr-downtime.ts';
 import { createReachability, NEIGHBOUR_PROBE } from '../status/readiness-probes.ts';
 import { appDependencies, buildAdminAccess, buildWorkers, connectEmrInbound, createUndoStack, type Credentials } from './adapter-parts.ts';
 import { startBundledServices, type BundledServices } from './bundled.ts';
 import { rememberBundledEmr } from './bundled-state.ts';
 import { checkEmrAtStart, type EmrWatch } from './emr-check.ts';
+import { withoutCallsDuringDowntime } from './emr-downtime.ts';
 import { startListeners, type Listeners } from './listeners.ts';
 
 export interface StartAdapterOptions {
@@ -70,6 +72,10 @@ interface Built {
   emr: EmrPort;
   /** Seals patient data at rest (docs/data-at-rest.md), its keys read before anything is written. */
   sealer: Sealer;
+  /** Whether the EMR is in planned downtime (EMR_DOWNTIME, or set by an operator once the store is attached). */
+  emrDowntime: EmrDowntime;
+  /** The EMR as start-up messages name it. */
+  where: string;
 }
 
 type Undo = ReturnType<typeof createUndoStack>;
@@ -100,7 +106,8 @@ async function startOutsideParts(opts: StartAdapterOptions, undo: Undo): Promise
   const bundled = config.bundled.service ? await startBundledServices(config, logger) : undefined;
   undo.push(() => bundled?.close());
   const clock = opts.clock ?? bundled?.serviceClock ?? systemClock;
-  const status = createDependencyStatus({ clock, logger });
+  const emrDowntime = createEmrDowntime({ clock, logger, windows: config.emrDowntime });
+  const status = createDependencyStatus({ clock, logger, downtime: (name) => (name === 'emr' ? emrDowntime.current() : undefined) });
   const metrics = createMetrics({ defaultMetrics: true });
   const running = opts.emr
     ? passedIn(opts.emr)
@@ -115,12 +122,12 @@ async function startOutsideParts(opts: StartAdapterOptions, undo: Undo): Promise
       });
   undo.push(() => running.close());
   rememberEmrAddress(config, bundled, bundledEmr ? running.summary.address : undefined);
-  const emr = observed(running.port, 'emr', status);
+  // No call reaches the EMR during a planned downtime, and none of those it was spared counts against it.
+  const emr = withoutCallsDuringDowntime(observed(running.port, 'emr', status), emrDowntime);
+  registerEmrDowntimeMetric(metrics.registry, emrDowntime);
   const where = opts.emr ? 'the EMR' : `the ${running.summary.title} at ${running.summary.address}`;
-  const emrWatch: EmrWatch = await checkEmrAtStart(emr, logger.child({ component: 'emr' }), where);
-  undo.push(() => emrWatch.stop());
   const adminToken = bundled?.adminToken ?? config.adminToken!;
-  return { config, logger, clock, bundled, bundledEmr, running, adminToken, status, metrics, emr, sealer };
+  return { config, logger, clock, bundled, bundledEmr, running, adminToken, status, metrics, emr, sealer, emrDowntime, where };
 }
 
 /** bundled.json says where the EMR's stand-in listens (the CLI reads it), or that none runs this time. */
@@ -150,7 +157,7 @@ async function openInsideParts(b: Built, opts: StartAdapterOptions, undo: Undo) 
   undo.push(() => serviceClient.close());
   const service = createReachability(credentials.serviceUrl, NEIGHBOUR_PROBE.timeoutMs);
   undo.push(() => service.close());
-  const workers = buildWorkers(opts, { storage, clock, emr, serviceClient, metrics });
+  const workers = buildWorkers(opts, { storage, clock, emr, serviceClient, metrics, emrDowntime: b.emrDowntime });
   undo.push(async () => {
     await workers.processor.stop();
     await workers.pusher.stop();
@@ -187,6 +194,12 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
     const b = await startOutsideParts(opts, undo);
     const inside = await openInsideParts(b, opts, undo);
     const { credentials, workers, state } = inside;
+    // The planned downtime operators set is in the store, which every replica reads again every few seconds; the
+    // EMR is checked only then, so that none in force (a restart during one) is broken by the start-up check.
+    await b.emrDowntime.attachStore(inside.storage.emrDowntime);
+    undo.push(b.emrDowntime.watch());
+    const emrWatch: EmrWatch = await checkEmrAtStart(b.emr, logger.child({ component: 'emr' }), b.where, b.emrDowntime);
+    undo.push(() => emrWatch.stop());
     const access = buildAdminAccess(opts, { storage: inside.storage, clock: b.clock, adminToken: b.adminToken, namedCredentials });
     const appDeps = appDependencies(opts, {
       ...inside,
@@ -198,6 +211,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
       adminToken: b.adminToken,
       workersRunning: () => state.workersRunning,
       emr: b.emr,
+      emrDowntime: b.emrDowntime,
     });
     const listeners: Listeners = await startListeners(appDeps, { port: config.port, host: config.host, ...(config.admin ? { admin: config.admin } : {}) });
     undo.push(() => listeners.close());

@@ -10,6 +10,7 @@ import type { Inbox } from '../inbox/inbox.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { createDeadLetters } from '../processor/index.ts';
 import type { DependencyStatus } from '../status/dependency-status.ts';
+import type { EmrDowntime } from '../status/emr-downtime.ts';
 import type { Storage } from '../storage/index.ts';
 import type { AdminAccess } from './adapter-parts.ts';
 import type { StartAdapterOptions } from './adapter.ts';
@@ -26,6 +27,7 @@ export function buildConsoleRouter(
     /** False while the adapter starts or stops: the console answers 503 pages. */
     workersRunning: () => boolean;
     emr: Pick<EmrPort, 'refs'>;
+    emrDowntime: EmrDowntime;
   },
 ): Router {
   const logger = opts.logger.child({ component: 'console' });
@@ -53,5 +55,6 @@ export function buildConsoleRouter(
     sessionMinutes: opts.config.console.sessionMinutes,
     sessionStore: storage.consoleSessions,
     available: parts.workersRunning,
+    emrDowntime: parts.emrDowntime,
   });
 }

@@ -1,6 +1,8 @@
 // What is failing now and since when, per dependency (database, EMR, service): fed by every call the
 // adapter makes, read by GET /admin/status and /metrics. A dependency that starts failing, and one that
-// recovers, each log one `"alert": true` line: an incident is visible without a line per event.
+// recovers, each log one `"alert": true` line: an incident is visible without a line per event. A dependency
+// in planned downtime (the EMR: ./emr-downtime.ts) says so, until when and why, and a call that fails
+// meanwhile raises no incident: it is down on purpose.
 import type { Clock } from '../clock.ts';
 import { toIso } from '../clock.ts';
 import { AppError, describeError } from '../errors.ts';
@@ -16,6 +18,8 @@ export interface ComponentStatus {
   reason: string | null;
   /** When it entered its current state. */
   since: string;
+  /** In planned downtime now: until when (ISO 8601) and why. */
+  downtime?: { until: string; reason: string };
 }
 
 export interface DependencyStatus {
@@ -29,7 +33,10 @@ export interface DependencyStatus {
   components(): ComponentStatus[];
 }
 
-export function createDependencyStatus(deps: { clock: Clock; logger: Logger }): DependencyStatus {
+/** A dependency's planned downtime in force now, if any (src/status/emr-downtime.ts for the EMR). */
+export type PlannedDowntimeOf = (name: Dependency) => { until: number; reason: string } | undefined;
+
+export function createDependencyStatus(deps: { clock: Clock; logger: Logger; downtime?: PlannedDowntimeOf }): DependencyStatus {
   const started = deps.clock.now();
   interface State {
     ok: boolean;
@@ -41,7 +48,8 @@ export function createDependencyStatus(deps: { clock: Clock; logger: Logger }): 
   const state = new Map<Dependency, State>(DEPENDENCIES.map((name) => [name, { ok: true, reason: null, since: started }]));
   const view = (name: Dependency): ComponentStatus => {
     const s = state.get(name)!;
-    return { name, ok: s.ok, reason: s.reason, since: toIso(s.since) };
+    const d = deps.downtime?.(name);
+    return { name, ok: s.ok, reason: s.reason, since: toIso(s.since), ...(d ? { downtime: { until: toIso(d.until), reason: d.reason } } : {}) };
   };
   return {
     ok(name, via) {
@@ -52,6 +60,8 @@ export function createDependencyStatus(deps: { clock: Clock; logger: Logger }): 
       state.set(name, { ok: true, reason: null, since: deps.clock.now() });
     },
     failing(name, reason, opts = {}) {
+      // Down on purpose: a call that failed as the downtime began is no incident and pages nobody.
+      if (deps.downtime?.(name)) return;
       const s = state.get(name)!;
       // A refused probe (ping) says nothing about which calls are refused: any call that passes ends it.
       const incidentVia = opts.incident && opts.via !== 'ping' ? opts.via : undefined;

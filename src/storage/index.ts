@@ -9,6 +9,7 @@ import type { AuditStore } from './audit.ts';
 import type { ConsoleSessionStore } from './console-sessions.ts';
 import type { Coordination } from './coordination.ts';
 import type { DocumentStore } from './documents.ts';
+import type { EmrDowntimeStore } from './emr-downtime.ts';
 import type { EmrStateStores } from './emr-state.ts';
 import type { InboxStore } from './inbox.ts';
 import { openPostgresStorage } from './postgres/open-storage.ts';
@@ -33,6 +34,8 @@ export interface Storage {
   signInFailures: SignInFailureStore;
   /** What EMR modules keep of their own (src/emr/module.ts), one share per module, shared by every replica. */
   emrState: EmrStateStores;
+  /** Planned EMR downtime set by operators (./emr-downtime.ts), honoured by every replica. */
+  emrDowntime: EmrDowntimeStore;
   /** Signed webhooks over WEBHOOK_MAX_BODY_BYTES, kept until an operator applies or dismisses them (./quarantine.ts). */
   quarantine: QuarantineStore;
   /** Closes the stores' connections (after the workers and the inbox have stopped). */

@@ -13,6 +13,11 @@ export interface IncidentGate {
   failed(): void;
   /** A call went through: open. */
   passed(): void;
+  /**
+   * The end of the planned downtime in force now (epoch ms), when the gate knows of one (./downtime-gate.ts):
+   * whatever fails meanwhile waits for its end, spending no attempt.
+   */
+  plannedUntil?(): number | undefined;
 }
 
 /** From one second to a minute between probes: quick to resume once fixed, quiet while broken. */

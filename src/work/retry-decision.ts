@@ -1,7 +1,8 @@
 // The one retry rule of every work queue (processor events, mapping posts, document sends): after a failed
-// attempt, should the item wait out a dependency's incident, be tried again at a later time, or be given
-// up? An incident spends no budget; a failure that can pass is retried with capped backoff (or after a
-// longer Retry-After) until the attempts run out; anything else is given up at once.
+// attempt, should the item wait out a dependency's incident or planned downtime, be tried again at a later time,
+// or be given up? An incident spends no budget, nor does anything that fails during a planned downtime; a
+// failure that can pass is retried with capped backoff (or after a longer Retry-After) until the attempts run
+// out; anything else is given up at once.
 import type { Clock } from '../clock.ts';
 import { describeError, isIncident, isRetryable } from '../errors.ts';
 import { backoffDelay, type BackoffSettings } from './backoff.ts';
@@ -23,7 +24,10 @@ export interface Failure {
 }
 
 export type RetryDecision =
-  /** A dependency refuses all work: wait until the gate lets a probe through; the attempt is not counted. */
+  /**
+   * A dependency refuses all work, or is in planned downtime: wait until the gate lets a probe through (the
+   * downtime's end); the attempt is not counted.
+   */
   | { kind: 'incident-wait'; at: number; failure: Failure }
   | { kind: 'retry-at'; at: number; failure: Failure }
   /** Final. `exhausted`: the failure could have passed, but the attempts ran out. */
@@ -51,6 +55,10 @@ export function createRetryPolicy(deps: { clock: Clock; budget: RetryBudget; ran
   return {
     decide(err, attempt, retryAfterMs = 0) {
       const failure = describeFailure(err);
+      // The dependency is down on purpose: whatever it answered (it may have gone down during the call), the
+      // work waits for the downtime's end, spending nothing and parking nothing.
+      const planned = gate?.plannedUntil?.();
+      if (planned !== undefined) return { kind: 'incident-wait', at: planned, failure };
       if (gate && isIncident(err)) {
         gate.failed();
         return { kind: 'incident-wait', at: gate.reopensAt(), failure };

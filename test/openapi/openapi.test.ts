@@ -252,6 +252,8 @@ describe('the adapter', () => {
           return { params, headers, body: { reason: 'checked by the OpenAPI test' } };
         case 'replayAllDeadLetters':
           return { params, headers, body: {} };
+        case 'startEmrDowntime':
+          return { params, headers, body: { until: new Date(Date.now() + 3_600_000).toISOString(), reason: 'checked by the OpenAPI test' } };
         default:
           return { params, headers };
       }

@@ -9,10 +9,20 @@ import type { Overview } from '../data.ts';
 import { badge, duration, when } from '../format.ts';
 import { sendPage } from '../guard.ts';
 import { html, query } from '../html.ts';
+import { DOWNTIME_PAGE, downtimeLine } from './emr-downtime.ts';
+
+/** The EMR's planned downtime in force, above everything; and the way to start or end one. */
+function downtimeBanner(o: Overview, withPage: boolean) {
+  const emr = o.components.find((c) => c.name === 'emr');
+  const link = withPage ? html` <a href="${DOWNTIME_PAGE}" id="downtime-link">${emr?.downtime ? 'End it…' : 'Plan one…'}</a>` : '';
+  if (emr?.downtime) return html`<p class="notice" id="emr-downtime" role="status">${downtimeLine(emr.downtime)}.${link}</p>`;
+  return withPage ? html`<p class="muted">EMR downtime: none in force.${link}</p>` : '';
+}
 
 function components(o: Overview) {
   const rows = o.components.map(
-    (c) => html`<tr><th scope="row">${c.name}</th><td>${badge(c.ok ? 'ok' : 'failing')}</td><td>${c.reason ?? ''}</td><td>${when(c.since)}</td></tr>`,
+    (c) =>
+      html`<tr><th scope="row">${c.name}</th><td>${badge(c.downtime ? 'downtime' : c.ok ? 'ok' : 'failing')}</td><td>${c.downtime ? downtimeLine(c.downtime) : (c.reason ?? '')}</td><td>${when(c.since)}</td></tr>`,
   );
   return html`<section class="card" aria-labelledby="components-h"><h2 id="components-h">Components</h2>
 <table><thead><tr><th scope="col">Component</th><th scope="col">State</th><th scope="col">Reason</th><th scope="col">Since</th></tr></thead>
@@ -54,7 +64,7 @@ export function registerOverview(router: Router, c: ConsoleContext): void {
       current: 'overview',
       styles: ['uplot.min.css'],
       scripts: ['uplot.iife.min.js', 'overview.js'],
-      body: html`<div class="grid">
+      body: html`${downtimeBanner(o, c.emrDowntime !== undefined)}<div class="grid">
 <section class="card" aria-labelledby="numbers-h"><h2 id="numbers-h">Now</h2>${numbers(o)}<h3>Open alerts</h3>${alerts(o)}</section>
 ${components(o)}
 </div>

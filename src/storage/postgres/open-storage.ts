@@ -7,6 +7,7 @@ import { createPostgresAuditStore } from './audit.ts';
 import { createPostgresConsoleSessionStore } from './console-sessions.ts';
 import { createPostgresCoordination } from './coordination.ts';
 import { createPostgresDocumentStore } from './documents.ts';
+import { createPostgresEmrDowntimeStore } from './emr-downtime.ts';
 import { createPostgresInboxStore } from './inbox.ts';
 import { checkPostgresSchema, describeDatabaseUrl } from './migrate.ts';
 import { createPool } from './pool.ts';
@@ -37,6 +38,7 @@ export async function openPostgresStorage(url: string, deps: StorageDeps): Promi
     consoleSessions: createPostgresConsoleSessionStore(pool),
     signInFailures: createPostgresSignInFailures(pool),
     emrState: createPostgresEmrState(pool, deps.clock),
+    emrDowntime: createPostgresEmrDowntimeStore(pool),
     quarantine: createPostgresQuarantineStore(pool, deps.clock, deps.sealer),
     async close() {
       await processor.close();

@@ -9,6 +9,7 @@ import { createSqliteAuditStore } from './audit.ts';
 import { createSqliteConsoleSessionStore } from './console-sessions.ts';
 import { createSqliteCoordination } from './coordination.ts';
 import { createSqliteDocumentStore } from './documents.ts';
+import { createSqliteEmrDowntimeStore } from './emr-downtime.ts';
 import { createSqliteEmrState } from './emr-state.ts';
 import { createSqliteInboxStore } from './inbox.ts';
 import { createSqliteProcessorStores } from './processor-stores.ts';
@@ -39,6 +40,7 @@ export function openSqliteStorage(path: string, deps: StorageDeps): Storage {
     // One process per file: its own memory counts every failed sign-in the file's adapter hears.
     signInFailures: createMemorySignInFailures(),
     emrState: createSqliteEmrState(db, deps.clock),
+    emrDowntime: createSqliteEmrDowntimeStore(db),
     quarantine: createSqliteQuarantineStore(db, deps.clock, deps.sealer, { coordination }),
     async close() {
       await processor.close();

@@ -5,7 +5,7 @@ import request from 'supertest';
 import { createCredentialCheck, sha256Hex } from '../../../src/access/credentials.ts';
 import { createSignInThrottle } from '../../../src/access/throttle.ts';
 import { createManualClock, type ManualClock } from '../../../src/clock.ts';
-import { createConsoleRouter } from '../../../src/console/router.ts';
+import { type ConsoleDeps, createConsoleRouter } from '../../../src/console/router.ts';
 import { openDatabase } from '../../../src/sqlite/open.ts';
 import { createApp, type AppDeps } from '../../../src/app/app.ts';
 import { silentLogger } from '../../../src/logger.ts';
@@ -19,7 +19,14 @@ export const OPERATOR_TOKEN = 'console-operator-token-0001';
 export const VIEWER_TOKEN = 'console-viewer-token-00001';
 
 export function consoleApp(
-  opts: { surface?: AppDeps['surface']; sessionMinutes?: number; available?: () => boolean; sessionStore?: ConsoleSessionStore; clock?: ManualClock } = {},
+  opts: {
+    surface?: AppDeps['surface'];
+    sessionMinutes?: number;
+    available?: () => boolean;
+    sessionStore?: ConsoleSessionStore;
+    clock?: ManualClock;
+    emrDowntime?: ConsoleDeps['emrDowntime'];
+  } = {},
 ) {
   const clock = opts.clock ?? createManualClock(T0);
   const data = fakeData();
@@ -44,6 +51,7 @@ export function consoleApp(
     logger,
     sessionMinutes: opts.sessionMinutes ?? 30,
     ...(opts.available ? { available: opts.available } : {}),
+    ...(opts.emrDowntime ? { emrDowntime: opts.emrDowntime } : {}),
   });
   const app = createApp({
     logger,

@@ -68,7 +68,8 @@ export function createEmrDowntime(deps: { clock: Clock; logger: Logger; windows:
   }
 
   function compute(now: number): { value: PlannedDowntime | undefined; to: number } {
-    const op = rows.operator && rows.operator.setAt <= now && now < rows.operator.until ? rows.operator : undefined;
+    // In force from when it is read (another replica's clock may run a little ahead of this one's) to its end.
+    const op = rows.operator && now < rows.operator.until ? rows.operator : undefined;
     const sch = scheduledAt(now);
     if (!op && !sch) {
       const next = schedule.windows.length ? schedule.next(now)?.start : undefined;

@@ -16,6 +16,7 @@ import type { DependencyStatus } from '../status/dependency-status.ts';
 import { type DocumentStore, isFinal, type OutboxRow, type OutboxState } from '../storage/documents.ts';
 import { EVENT_VIEW_STATES, type EventRow, type EventSearch, type EventViewState } from '../storage/event-views.ts';
 import type { ProcessorStores } from '../storage/processor-stores.ts';
+import type { QuarantineStore } from '../storage/quarantine.ts';
 import type { ConsoleActions, ConsoleData, DocumentSummary, EventQuery, EventSummary, Page } from './data.ts';
 import { readOverview } from './overview.ts';
 
@@ -28,6 +29,8 @@ export interface ConsoleDataDeps {
   clock: Clock;
   /** How the EMR names its records: a lookup by EMR reference reads it back. */
   refs: RecordRefs;
+  /** The quarantine's count on the overview (src/storage/quarantine.ts). */
+  quarantine?: Pick<QuarantineStore, 'usage'>;
 }
 
 export interface ConsoleActionsDeps {

@@ -32,6 +32,8 @@ export interface Overview {
   inboxAgeMs: number | null;
   /** Dead letters that are events. */
   deadLetters: number;
+  /** Signed webhooks over WEBHOOK_MAX_BODY_BYTES waiting in the quarantine; absent without one. */
+  quarantined?: number;
   /** Dead letters that are mappings the service refused (404, 409). */
   deadMappings: number;
   documentsByStatus: Record<string, number>;

@@ -8,6 +8,7 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { ConsoleActions, ConsoleData } from './data.ts';
 import type { ConsoleSessionStore } from '../storage/console-sessions.ts';
+import type { Quarantine } from '../receiver/quarantine.ts';
 import type { EmrDowntime } from '../status/emr-downtime.ts';
 import type { SessionStore } from './session.ts';
 
@@ -26,6 +27,8 @@ export interface ConsoleDeps {
   sessionStore: ConsoleSessionStore;
   /** False while the adapter starts or stops: every page answers 503. */
   available?: () => boolean;
+  /** Signed webhooks over WEBHOOK_MAX_BODY_BYTES (src/receiver/quarantine.ts): its page, apply and dismiss. Absent: no such page. */
+  quarantine?: Quarantine;
   /** The EMR's planned downtime (src/status/emr-downtime.ts): its page, and its buttons. Absent: no such page. */
   emrDowntime?: Pick<EmrDowntime, 'current' | 'nextScheduled' | 'windows' | 'refresh' | 'start' | 'end'>;
 }

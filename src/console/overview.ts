@@ -12,6 +12,7 @@ import { reportDatabase } from '../status/admin-router.ts';
 import type { DependencyStatus } from '../status/dependency-status.ts';
 import type { DocumentStore } from '../storage/documents.ts';
 import type { ProcessorStores } from '../storage/processor-stores.ts';
+import type { QuarantineStore } from '../storage/quarantine.ts';
 import type { ComponentState, Overview } from './data.ts';
 
 export interface OverviewDeps {
@@ -21,6 +22,8 @@ export interface OverviewDeps {
   database: Pick<Inbox, 'isWritable' | 'writeFailure'>;
   metrics: Pick<Metrics, 'ackLatency'>;
   clock: Clock;
+  /** The quarantine's count of waiting webhooks, when there is one. */
+  quarantine?: Pick<QuarantineStore, 'usage'>;
 }
 
 /** p50 and p99 of the acknowledgement latency, in ms; null before the first webhook. */
@@ -54,12 +57,14 @@ export async function readOverview(deps: OverviewDeps): Promise<Overview> {
     lastDayPerMinute(events, deps.clock),
   ]);
   const now = components(deps);
+  const quarantined = deps.quarantine ? (await deps.quarantine.usage()).events : undefined;
   return {
     components: now,
     inboxDepth,
     inboxOldestAt: oldest ?? null,
     inboxAgeMs: oldest === undefined ? null : Math.max(0, deps.clock.now() - oldest),
     deadLetters,
+    ...(quarantined !== undefined ? { quarantined } : {}),
     deadMappings,
     documentsByStatus: Object.fromEntries(byState.map((s) => [s.state, s.count])),
     ackLatencyMs: ackLatency,

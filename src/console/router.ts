@@ -18,6 +18,7 @@ import { registerEvent } from './pages/event.ts';
 import { registerEvents } from './pages/events.ts';
 import { registerMappings } from './pages/mappings.ts';
 import { registerOverview } from './pages/overview.ts';
+import { registerQuarantine } from './pages/quarantine.ts';
 import { registerSignIn } from './pages/sign-in.ts';
 import { createSessionStore } from './session.ts';
 
@@ -36,6 +37,7 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
   registerEvents(pages, c);
   registerEvent(pages, c);
   registerDeadLetters(pages, c);
+  registerQuarantine(pages, c);
   registerDocuments(pages, c);
   registerDocument(pages, c);
   registerMappings(pages, c);

@@ -217,7 +217,7 @@ export function appDependencies(
       createQuarantineAdminRouter({ quarantine }),
     ],
     adminSurfaceRouters: [createOpenApiRouter(adminOpenApi)],
-    consoleRouter: buildConsoleRouter(opts, parts),
+    consoleRouter: buildConsoleRouter(opts, { ...parts, quarantine }),
     adminToken: parts.adminToken,
     credentials: parts.access.credentials,
     auditor: parts.access.auditor,

@@ -11,6 +11,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import { createDeadLetters } from '../processor/index.ts';
 import type { DependencyStatus } from '../status/dependency-status.ts';
 import type { EmrDowntime } from '../status/emr-downtime.ts';
+import type { Quarantine } from '../receiver/quarantine.ts';
 import type { Storage } from '../storage/index.ts';
 import type { AdminAccess } from './adapter-parts.ts';
 import type { StartAdapterOptions } from './adapter.ts';
@@ -27,6 +28,8 @@ export function buildConsoleRouter(
     /** False while the adapter starts or stops: the console answers 503 pages. */
     workersRunning: () => boolean;
     emr: Pick<EmrPort, 'refs'>;
+    /** The quarantine as an operator uses it (the admin API's too). */
+    quarantine: Quarantine;
     emrDowntime: EmrDowntime;
   },
 ): Router {
@@ -41,6 +44,7 @@ export function buildConsoleRouter(
       metrics: parts.metrics,
       clock,
       refs: parts.emr.refs,
+      quarantine: storage.quarantine,
     }),
     actions: createConsoleActions({
       deadLetters: createDeadLetters({ stores: storage.processor.deadLetters, logger }),
@@ -55,6 +59,7 @@ export function buildConsoleRouter(
     sessionMinutes: opts.config.console.sessionMinutes,
     sessionStore: storage.consoleSessions,
     available: parts.workersRunning,
+    quarantine: parts.quarantine,
     emrDowntime: parts.emrDowntime,
   });
 }

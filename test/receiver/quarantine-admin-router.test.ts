@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.ts';
 import { createMemoryEmr, type MemoryEmr } from '../../src/emr/memory/index.ts';
@@ -16,6 +17,7 @@ import { SEALED_PREFIX } from '../../src/sealing/format.ts';
 import { json } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
 import { appointmentEventBody, signedWebhook } from '../support/webhooks.ts';
+import { csrfOf } from '../console/support/console-app.ts';
 
 const MiB = 1024 * 1024;
 const ADMIN_TOKEN = 'quarantine-admin-token-0001';
@@ -97,6 +99,16 @@ describe('the quarantine on a running adapter', () => {
     expect(listed.body.events).toEqual([expect.objectContaining({ eventId: w.eventId, size: w.body.length, fitsLimit: false, state: 'quarantined' })]);
     expect(listed.body.quarantine).toMatchObject({ events: 1, capacityBytes: 256 * MiB });
     expect(JSON.stringify(listed.body)).not.toContain(MARKER_NAME);
+    // The console counts it on the overview and lists it.
+    const browser = request.agent(a.adminUrl);
+    const signIn = await browser.get('/console/sign-in').expect(200);
+    await browser
+      .post('/console/sign-in')
+      .type('form')
+      .send({ token: ADMIN_TOKEN, csrf: csrfOf(signIn.text) })
+      .expect(303);
+    expect((await browser.get('/console/overview.json').expect(200)).body).toMatchObject({ quarantined: 1 });
+    expect((await browser.get('/console/quarantine').expect(200)).text).toContain(w.eventId);
 
     // Not yet: the limit is what it was.
     const early = await admin(a, 'POST', `/quarantine/${w.eventId}/apply`);

@@ -44,6 +44,7 @@ function numbers(o: Overview) {
 <div><dt>Applied, 24 h</dt><dd id="applied-24h">${totals.applied}</dd></div>
 <div><dt>Dead letters</dt><dd><a href="/console/dead-letters" id="dead-letter-count">${o.deadLetters}</a> <span class="muted">events</span></dd></div>
 <div><dt>Refused mappings</dt><dd><a href="/console/dead-letters#mappings-h" id="dead-mapping-count">${o.deadMappings}</a></dd></div>
+${o.quarantined !== undefined ? html`<div><dt>Quarantined</dt><dd><a href="/console/quarantine" id="quarantine-count">${o.quarantined}</a></dd></div>` : ''}
 <div><dt>Acknowledgement, p50 / p99</dt><dd>${latency}</dd></div>
 </dl>`;
 }

@@ -25,6 +25,7 @@ export function consoleApp(
     available?: () => boolean;
     sessionStore?: ConsoleSessionStore;
     clock?: ManualClock;
+    quarantine?: ConsoleDeps['quarantine'];
     emrDowntime?: ConsoleDeps['emrDowntime'];
   } = {},
 ) {
@@ -51,6 +52,7 @@ export function consoleApp(
     logger,
     sessionMinutes: opts.sessionMinutes ?? 30,
     ...(opts.available ? { available: opts.available } : {}),
+    ...(opts.quarantine ? { quarantine: opts.quarantine } : {}),
     ...(opts.emrDowntime ? { emrDowntime: opts.emrDowntime } : {}),
   });
   const app = createApp({

@@ -223,6 +223,8 @@ describe.each(engines)('the quarantine on $name', (engine) => {
       event: { state: 'applied' },
     });
     expect((await e.query('SELECT event_id FROM inbox_events')).length).toBe(1);
+    // Counted as received now, once (what the console shows as received: inbox rows by their received time).
+    expect(await e.processor.events.perMinute(1_763_900_040_000, 1_763_900_160_000)).toEqual([{ minute: 1_763_900_100_000, received: 1, applied: 0 }]);
     // The processor takes it in once, parsed from its inbox row.
     const intake = await e.processor.queue.intake();
     expect(intake.events.map((x) => x.event.eventId)).toEqual([w.eventId]);
@@ -239,6 +241,8 @@ describe.each(engines)('the quarantine on $name', (engine) => {
     await e.query("INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES (?, 't', '{}', NULL, 1)", w.eventId);
     expect(await e.quarantine.apply(w.eventId, { maxBodyBytes: MiB, by: 'ops' })).toMatchObject({ outcome: 'applied', inbox: 'duplicate' });
     expect(await e.query('SELECT event_type FROM inbox_events')).toEqual([{ event_type: 't' }]);
+    // Not stored again, so not received again.
+    expect(await e.query('SELECT minute FROM inbox_minutes')).toEqual([]);
   });
 
   it('dismisses with who, why and when, drops the body and keeps the row; a dismissed one is never applied', async () => {

@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import type { InboxStore } from '../inbox.ts';
 import { WORK_CHANNEL } from './coordination.ts';
 import type { Pool } from './pool.ts';
+import { countReceived } from './received-count.ts';
 
 /** About one webhook, and random so that compression cannot make it smaller. */
 const PROBE_BYTES = 4096;
@@ -30,11 +31,7 @@ const INSERT_BATCH = {
       RETURNING id, event_id, received_at
     ), intake AS (
       INSERT INTO inbox_intake (inbox_id) SELECT id FROM ins
-    ), counted AS (
-      INSERT INTO inbox_minutes (minute, backend, received)
-      SELECT (received_at / 60000) * 60000, pg_backend_pid(), count(*) FROM ins GROUP BY 1
-      ON CONFLICT (minute, backend) DO UPDATE SET received = inbox_minutes.received + excluded.received
-    )
+    ), counted AS (${countReceived('ins')})
     SELECT event_id, pg_notify('${WORK_CHANNEL}', 'events') FROM ins`,
 };
 

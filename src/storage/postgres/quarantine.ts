@@ -1,14 +1,15 @@
 // The quarantine in PostgreSQL (../quarantine.ts), shared by every replica. An admission holds a transaction-
 // scoped advisory lock of its own, so two replicas' admissions cannot both count the same free room; the unique
 // eventId decides between two admissions of one event. Apply locks the row (FOR UPDATE), so two operators on two
-// replicas apply it once: the inbox row, its intake row and the wake-up of every replica (NOTIFY at the commit)
-// in the same transaction as the quarantine row's change.
+// replicas apply it once: the inbox row, its intake row, its count as received (./received-count.ts) and the
+// wake-up of every replica (NOTIFY at the commit) in the same transaction as the quarantine row's change.
 import type { Clock } from '../../clock.ts';
 import { createClearSealer, type Sealer } from '../../sealing/sealer.ts';
 import { type ApplyOutcome, QUARANTINE_COLUMNS, type QuarantineRow, type QuarantineStore, toQuarantinedEvent } from '../quarantine.ts';
 import { INBOX_BODY, QUARANTINE_BODY, sealContext } from '../sealed-contexts.ts';
 import { WORK_CHANNEL } from './coordination.ts';
 import { type Pool, withTransaction } from './pool.ts';
+import { countReceived } from './received-count.ts';
 
 const ADMISSION_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('emr-bridge:quarantine-admission', 0))";
 const USAGE =
@@ -18,10 +19,10 @@ const WHERE_IS = `SELECT EXISTS (SELECT 1 FROM inbox_events WHERE event_id = $1)
 
 const INTO_INBOX = `WITH ins AS (
     INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES ($1, $2, $3, $4, $5)
-    ON CONFLICT (event_id) DO NOTHING RETURNING id
+    ON CONFLICT (event_id) DO NOTHING RETURNING id, received_at
   ), intake AS (
     INSERT INTO inbox_intake (inbox_id) SELECT id FROM ins
-  )
+  ), counted AS (${countReceived('ins')})
   SELECT id, pg_notify('${WORK_CHANNEL}', 'events') FROM ins`;
 
 export function createPostgresQuarantineStore(pool: Pool, clock: Clock, sealer: Sealer = createClearSealer()): QuarantineStore {

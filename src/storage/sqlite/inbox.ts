@@ -6,6 +6,7 @@
 import type { Db } from '../../sqlite/open.ts';
 import type { Coordination } from '../coordination.ts';
 import type { InboxRow, InboxStore } from '../inbox.ts';
+import { minuteOf, prepareReceivedCount } from './received-count.ts';
 
 /** About one webhook: a page of padding needs fresh room, as an event's row does. */
 const PROBE_BYTES = 4096;
@@ -45,9 +46,7 @@ function prepareBatchWriter(db: Db): (rows: InboxRow[]) => boolean[] {
     `INSERT INTO inbox_events (event_id, event_type, headers, body, received_at)
      VALUES (?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`,
   );
-  const count = db.prepare(
-    'INSERT INTO inbox_minutes (minute, received) VALUES (?, ?) ON CONFLICT (minute) DO UPDATE SET received = received + excluded.received',
-  );
+  const count = prepareReceivedCount(db);
   const tx = db.transaction((rows: InboxRow[]) => {
     const duplicate = new Array<boolean>(rows.length);
     // A batch's rows are nearly always of one minute: one upsert per batch, a second only across a minute's end.
@@ -59,13 +58,13 @@ function prepareBatchWriter(db: Db): (rows: InboxRow[]) => boolean[] {
       if (duplicate[i]) continue;
       const m = minuteOf(r.receivedAt);
       if (m !== minute) {
-        if (stored > 0) count.run(minute, stored);
+        if (stored > 0) count(minute, stored);
         minute = m;
         stored = 0;
       }
       stored++;
     }
-    if (stored > 0) count.run(minute, stored);
+    if (stored > 0) count(minute, stored);
     return duplicate;
   });
   return (rows) => tx.immediate(rows);
@@ -86,9 +85,6 @@ function prepareProbe(db: Db): (nowMs: number) => void {
   });
   return (nowMs) => write.immediate(nowMs);
 }
-
-/** The start of the minute of `ms` (epoch ms): the key of inbox_minutes. */
-const minuteOf = (ms: number): number => Math.floor(ms / 60_000) * 60_000;
 
 /** better-sqlite3 binds a Buffer as a BLOB: the receiver's bodies already are one (no copy, no new view). */
 const asBuffer = (body: Uint8Array): Buffer => (Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));

@@ -1,12 +1,14 @@
 // The quarantine in SQLite (../quarantine.ts): one immediate transaction per admission, so the capacity check
 // and the insert see the same rows; apply moves the event into inbox_events (a new row: intake takes it in after
-// its cursor, as any received now) and marks the quarantine row applied, its body dropped, in one transaction.
+// its cursor, as any received now, and counted as received now: ./received-count.ts) and marks the quarantine row
+// applied, its body dropped, in one transaction.
 import type { Clock } from '../../clock.ts';
 import { createClearSealer, type Sealer } from '../../sealing/sealer.ts';
 import type { Db } from '../../sqlite/open.ts';
 import type { Coordination } from '../coordination.ts';
 import { type ApplyOutcome, QUARANTINE_COLUMNS, type QuarantineRow, type QuarantineStore, toQuarantinedEvent } from '../quarantine.ts';
 import { INBOX_BODY, QUARANTINE_BODY, sealContext } from '../sealed-contexts.ts';
+import { prepareReceivedCount } from './received-count.ts';
 
 export interface SqliteQuarantineOptions {
   /** Told 'events' when apply stored a new inbox row (the processor's wake-up). */
@@ -31,6 +33,7 @@ export function createSqliteQuarantineStore(db: Db, clock: Clock, sealer: Sealer
   const intoInbox = db.prepare(
     'INSERT INTO inbox_events (event_id, event_type, headers, body, received_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING',
   );
+  const countReceived = prepareReceivedCount(db);
   const markApplied = db.prepare(
     "UPDATE webhook_quarantine SET state = 'applied', body = NULL, applied_by = ?, applied_at = ? WHERE event_id = ? AND state = 'quarantined'",
   );
@@ -58,6 +61,7 @@ export function createSqliteQuarantineStore(db: Db, clock: Clock, sealer: Sealer
     const now = clock.now();
     const plain = sealer.open(bodyOf.get(eventId) as Buffer, sealContext(QUARANTINE_BODY, eventId));
     const stored = intoInbox.run(eventId, r.event_type, r.headers, sealer.sealBytes(plain, sealContext(INBOX_BODY, eventId)), now).changes === 1;
+    if (stored) countReceived(now, 1);
     markApplied.run(by, now, eventId);
     return { outcome: 'applied', inbox: stored ? 'stored' : 'duplicate', event: toQuarantinedEvent(one.get(eventId) as QuarantineRow) };
   });

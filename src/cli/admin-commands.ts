@@ -22,6 +22,7 @@ const DEAD_LETTERS_USAGE = [
   'usage: dead-letters list [--state dead|dismissed] [--type EVENT_TYPE] [--since T] [--until T] [--limit N] [--cursor C]',
   '       dead-letters replay <eventId> | dead-letters replay --all [--event-type T]',
   '       dead-letters dismiss <eventId> --reason R | dead-letters dismiss-mapping <entityType> <serviceId> --reason R',
+  '       dead-letters replay-mapping <entityType> <serviceId>',
 ].join('\n');
 
 /** The list's query string from the flags given (the admin API checks the values and names a bad one). */
@@ -57,6 +58,8 @@ export async function deadLettersCommand(argv: string[]): Promise<number> {
   }
   if (verb === 'dismiss' && first && values.reason !== undefined)
     return report(await admin.call('POST', `/dead-letters/${encodeURIComponent(first)}/dismiss`, { reason: values.reason }), print);
+  if (verb === 'replay-mapping' && first && second)
+    return report(await admin.call('POST', `/dead-letters/mappings/${encodeURIComponent(first)}/${encodeURIComponent(second)}/replay`), print);
   if (verb === 'dismiss-mapping' && first && second && values.reason !== undefined) {
     const path = `/dead-letters/mappings/${encodeURIComponent(first)}/${encodeURIComponent(second)}/dismiss`;
     return report(await admin.call('POST', path, { reason: values.reason }), print);

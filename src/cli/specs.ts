@@ -153,7 +153,7 @@ export const SPECS = {
   },
   'dead-letters': {
     name: 'dead-letters',
-    args: 'list | replay <eventId> | replay --all | dismiss <eventId> --reason R | dismiss-mapping <entityType> <serviceId> --reason R',
+    args: 'list | replay <eventId> | replay --all | dismiss <eventId> --reason R | replay-mapping <entityType> <serviceId> | dismiss-mapping <entityType> <serviceId> --reason R',
     summary: 'events and mappings parked for a person: list, replay, dismiss with a reason',
     options: {
       state: { type: 'string', value: 'dead|dismissed', help: 'list these', default: 'dead' },

@@ -91,6 +91,10 @@ describe('emr-bridge CLI', () => {
     const noReason = await cli(['dead-letters', 'dismiss', 'cli-dead-x', ...admin()]);
     expect(noReason.code).toBe(2);
     expect(noReason.out).toContain('--reason');
+    // A refused mapping is replayed by its entity type and serviceId; one that is not there is named.
+    const noMapping = await cli(['dead-letters', 'replay-mapping', 'patient', 'pat_none', ...admin()]);
+    expect(noMapping.code).toBe(1);
+    expect(noMapping.out).toContain('not_found: no such mapping');
     const badLimit = await cli(['documents', 'list', '--limit', '0', ...admin()]);
     expect(badLimit.code).toBe(1);
     expect(badLimit.out).toContain('invalid_request: limit');

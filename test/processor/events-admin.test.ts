@@ -137,6 +137,28 @@ describe('GET /admin/stats/minutes', () => {
   });
 });
 
+describe('GET /admin/stats/minutes, with the processor behind', () => {
+  it('counts as received what the inbox stored (acknowledged), before the processor has taken it in', async () => {
+    const f = processorFixture();
+    const start = Math.floor(f.clock.now() / MINUTE) * MINUTE;
+    f.clock.set(start + 10_000);
+    f.store(appointmentEvent({ serviceId: 'apt_A' }));
+    f.clock.set(start + MINUTE + 10_000);
+    f.store(appointmentEvent({ serviceId: 'apt_B' }));
+    f.store(appointmentEvent({ serviceId: 'apt_C' }));
+    // Nothing taken in yet.
+    const { body } = await adminOf(f)('/stats/minutes');
+    expect(body.minutes.slice(-2)).toEqual([
+      { minute: new Date(start).toISOString(), received: 1, applied: 0 },
+      { minute: new Date(start + MINUTE).toISOString(), received: 2, applied: 0 },
+    ]);
+    await f.processor.runOnce();
+    const after = (await adminOf(f)('/stats/minutes')).body.minutes.slice(-2);
+    expect(after.map((m: { received: number }) => m.received)).toEqual([1, 2]);
+    expect(after.at(-1).applied).toBe(3);
+  });
+});
+
 describe('GET /admin/mappings', () => {
   it("looks a mapping up by the service's id or by the EMR's, the other side with whether the service has it", async () => {
     const f = processorFixture();

@@ -57,6 +57,15 @@ function dataAtRestLine(a: BannerView, config: Config): string {
   return `  data at rest   IN CLEAR  (${config.dataKeys.clearBecause ?? 'DATA_ENCRYPTION=off'})`;
 }
 
+/** Where spans go (the URL without its query: the key is in the headers, never shown), or that there are none. */
+function tracesLine(config: Config): string {
+  const t = config.tracing;
+  if (!t) return '  traces         off  (no OTEL_EXPORTER_OTLP_ENDPOINT)';
+  const url = new URL(t.url);
+  const ratio = t.sampler.name.endsWith('traceidratio') ? ` ${t.sampler.ratio}` : '';
+  return `  traces         ${url.origin}${url.pathname}  (${t.protocol}, ${t.sampler.name}${ratio}, service.name ${t.serviceName})`;
+}
+
 const WILDCARDS = new Set(['0.0.0.0', '::']);
 const portOf = (url: string): string => new URL(url).port || '80';
 
@@ -92,6 +101,7 @@ export function bannerLines(a: BannerView, config: Config): string[] {
   lines.push(...interfaceLines(a, config));
   lines.push(`  data folder    ${config.dataDir}`);
   lines.push(dataAtRestLine(a, config));
+  lines.push(tracesLine(config));
   lines.push(`  admin token    ${maskToken(a.adminToken)}  (${config.adminToken ? 'ADMIN_TOKEN' : `generated, in ${bundledStatePath(config.dataDir)}`})`);
   if (!a.clinicId) return lines;
   lines.push(

@@ -17,6 +17,7 @@ import { type DocumentStore, isFinal, type OutboxRow, type OutboxState } from '.
 import { EVENT_VIEW_STATES, type EventRow, type EventSearch, type EventViewState } from '../storage/event-views.ts';
 import type { ProcessorStores } from '../storage/processor-stores.ts';
 import type { QuarantineStore } from '../storage/quarantine.ts';
+import { traceIdOf } from '../tracing/spans.ts';
 import type { ConsoleActions, ConsoleData, DocumentSummary, EventQuery, EventSummary, Page } from './data.ts';
 import { readOverview } from './overview.ts';
 
@@ -111,7 +112,16 @@ export function createConsoleData(deps: ConsoleDataDeps): ConsoleData {
     async event(eventId) {
       const r = await events.get(eventId);
       if (!r) return undefined;
-      return { ...toEventSummary(r), headers: r.headers, history: r.history, emrRefs: r.emrRefs, lastError: r.lastError, bodyStored: r.bodyStored };
+      const traceId = traceIdOf(r.traceContext);
+      return {
+        ...toEventSummary(r),
+        headers: r.headers,
+        history: r.history,
+        emrRefs: r.emrRefs,
+        lastError: r.lastError,
+        bodyStored: r.bodyStored,
+        ...(traceId ? { traceId } : {}),
+      };
     },
     async eventBody(eventId) {
       const body = await events.body(eventId);

@@ -79,6 +79,8 @@ export interface EventDetail extends EventSummary {
   lastError: string | null;
   /** Whether the body is still stored (retention prunes it). */
   bodyStored: boolean;
+  /** The trace id of its receipt, when it was received with tracing on (docs/operations.md#traces). */
+  traceId?: string;
 }
 
 export interface DocumentSummary {

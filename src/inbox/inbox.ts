@@ -28,6 +28,8 @@ export interface IncomingEvent {
   headers: Record<string, string>;
   /** The raw body bytes, exactly as signed. */
   body: Buffer;
+  /** The receipt's trace context (src/tracing/spans.ts), stored with the row for the processing to join. */
+  traceContext?: string | undefined;
 }
 
 export interface StoreResult {
@@ -84,6 +86,7 @@ export function createInbox(deps: InboxDeps): Inbox {
         headers: e.headers,
         body: sealer.sealBytes(e.body, sealContext(INBOX_BODY, e.eventId)),
         receivedAt: clock.now(),
+        traceContext: e.traceContext,
       }),
     async close() {
       await write.close();

@@ -2,11 +2,13 @@
 // can pass is retried with backoff, without limit, and never sooner than the service's Retry-After (the rule
 // document sends follow); a 409 mapping_conflict (or any other permanent refusal) parks the mapping as dead
 // with one alert. Its rows are the store's (src/storage/mapping-outbox.ts). It has no loop of its own: its
-// pass, of the shared worker shape (src/work/worker.ts), runs inside each of the processor's.
+// pass, of the shared worker shape (src/work/worker.ts), runs inside each of the processor's. Each post is a span,
+// the child of the processing that claimed the mapping (its trace context is stored with the row).
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { ServiceClient } from '../service-client/client.ts';
 import type { MappingOutboxStore, QueuedMapping } from '../storage/mapping-outbox.ts';
+import { inSpan, SPAN_NAMES, type SpanScope } from '../tracing/spans.ts';
 import type { BackoffSettings } from '../work/backoff.ts';
 import { retryAfterOf } from '../work/retry-after.ts';
 import { createRetryPolicy } from '../work/retry-decision.ts';
@@ -46,7 +48,12 @@ export function createMappingOutbox(deps: MappingOutboxDeps): MappingOutbox {
    * queued in `sent`, written with the pass's others in one commit: posting one again after a crash is harmless
    * (the same mapping again answers 200), a commit per mapping was most of the processor's fsyncs.
    */
-  async function post(r: QueuedMapping, sent: QueuedMapping[]): Promise<boolean> {
+  function post(r: QueuedMapping, sent: QueuedMapping[]): Promise<boolean> {
+    const attributes = { 'emr_bridge.entity.type': r.entityType, 'emr_bridge.service_id': r.serviceId, 'emr_bridge.emr.id': r.externalId };
+    return inSpan(SPAN_NAMES.mappingPost, attributes, (span) => postIn(span, r, sent), { parent: r.traceContext ?? null });
+  }
+
+  async function postIn(span: SpanScope, r: QueuedMapping, sent: QueuedMapping[]): Promise<boolean> {
     const log = logger.child({ entityType: r.entityType, serviceId: r.serviceId, attempt: r.attempts + 1 });
     try {
       await deps.serviceClient.putMapping(r.entityType, r.serviceId, r.externalId);
@@ -54,6 +61,7 @@ export function createMappingOutbox(deps: MappingOutboxDeps): MappingOutbox {
       log.debug('mapping posted');
       return true;
     } catch (err) {
+      span.fail(err);
       const decision = retryPolicy.decide(err, r.attempts + 1, retryAfterOf(err));
       const { reason, code } = decision.failure;
       if (decision.kind === 'retry-at') {

@@ -12,6 +12,7 @@ import type { ProcessorStores } from '../storage/processor-stores.ts';
 import type { ClaimedEvent, TakenEvent, VersionWrite } from '../storage/processing.ts';
 import type { IncidentGate } from '../work/incident-gate.ts';
 import type { RetryPolicy } from '../work/retry-decision.ts';
+import { inSpan, SPAN_NAMES, type SpanScope, storedContext } from '../tracing/spans.ts';
 import { type Applied, type ApplyDeps, applyEvent, type DocumentEventSink } from './apply.ts';
 import type { Parsed, ParsedEvent } from '../contract/stored-event.ts';
 import type { OutcomeBatch } from './write-batch.ts';
@@ -72,7 +73,9 @@ function createApplier(deps: Pick<EventHandlingDeps, 'stores' | 'emr' | 'documen
       // The event's own entity, then the snapshots it applied besides (noted while applying).
       const written: VersionWrite[] = [{ entityKey, version: { occurredAt: event.occurredAt, hash: null }, eventId: event.eventId }];
       for (const v of applied.versions) written.push({ entityKey: v.entityKey, version: v.version, eventId: event.eventId, noted: true });
-      batch.add({ kind: 'applied', inboxId, versions: written, claims: applied.claims, emrRefs: applied.refs }, () => committed(applied));
+      // The processing's trace context goes with the mapping claims: each mapping's post joins this trace.
+      const traceContext = storedContext();
+      batch.add({ kind: 'applied', inboxId, versions: written, claims: applied.claims, emrRefs: applied.refs, traceContext }, () => committed(applied));
     },
   };
 }
@@ -82,8 +85,8 @@ interface Parking {
   /** Counts and logs a dead letter (once it is recorded). */
   alert(eventId: string, reason: string): void;
   deadLetter(c: ClaimedEvent, reason: string, batch: OutcomeBatch): void;
-  /** Adds to `batch` what the failed attempt leads to; true when the event reaches a final state (a dead letter). */
-  afterFailure(c: ClaimedEvent, event: WebhookEvent, err: unknown, log: () => Logger, batch: OutcomeBatch): boolean;
+  /** Adds to `batch` what the failed attempt leads to: waiting out an incident, a retry, or a dead letter (a final state). */
+  afterFailure(c: ClaimedEvent, event: WebhookEvent, err: unknown, log: () => Logger, batch: OutcomeBatch): 'wait' | 'retry' | 'dead';
 }
 
 function createParking(deps: Pick<EventHandlingDeps, 'logger' | 'retry' | 'counters'>): Parking {
@@ -109,15 +112,15 @@ function createParking(deps: Pick<EventHandlingDeps, 'logger' | 'retry' | 'count
           batch.add({ kind: 'wait', inboxId: c.inboxId, at: decision.at, reason }, () =>
             log().debug({ eventType: event.eventType, code }, 'event waits for an EMR incident to end'),
           );
-          return false;
+          return 'wait';
         case 'retry-at':
           batch.add({ kind: 'retry', inboxId: c.inboxId, at: decision.at, reason }, () =>
             log().warn({ eventType: event.eventType, code }, 'event failed; will retry'),
           );
-          return false;
+          return 'retry';
         case 'give-up':
           deadLetter(c, reason, batch);
-          return true;
+          return 'dead';
       }
     },
   };
@@ -175,6 +178,38 @@ export function createEventHandling(deps: EventHandlingDeps): EventHandling {
     deps.emrGate.passed();
   }
 
+  async function handle(c: ClaimedEvent, batch: OutcomeBatch, span: SpanScope): Promise<boolean> {
+    let child: Logger | undefined;
+    const log = () => (child ??= logger.child({ eventId: c.eventId, attempt: c.attempts }));
+    const parsed = await claimedEvents.take(c);
+    if (!parsed.ok) {
+      span.set({ 'emr_bridge.event.outcome': 'dead', 'emr_bridge.error.code': parsed.reason.split(':')[0] });
+      parking.deadLetter(c, parsed.reason, batch);
+      return true;
+    }
+    const { event, entityKey } = parsed;
+    const colon = entityKey.indexOf(':');
+    span.set({
+      'emr_bridge.event.type': event.eventType,
+      'emr_bridge.entity.type': entityKey.slice(0, colon),
+      'emr_bridge.service_id': entityKey.slice(colon + 1),
+    });
+    if (await discardIfStale(c, event, entityKey, log, batch)) {
+      span.set({ 'emr_bridge.event.outcome': 'discarded_stale' });
+      return true;
+    }
+    try {
+      await apply(c, event, entityKey, log, batch);
+      span.set({ 'emr_bridge.event.outcome': 'applied' });
+      return true;
+    } catch (err) {
+      span.fail(err);
+      const outcome = parking.afterFailure(c, event, err, log, batch);
+      span.set({ 'emr_bridge.event.outcome': outcome });
+      return outcome === 'dead';
+    }
+  }
+
   return {
     async intake(limit) {
       const { taken, events, dead } = await queue.intake(limit);
@@ -182,22 +217,12 @@ export function createEventHandling(deps: EventHandlingDeps): EventHandling {
       for (const d of dead) parking.alert(d.eventId, d.reason);
       return { parked: dead.length, full: taken >= limit };
     },
-    async handleClaimed(c, batch) {
-      let child: Logger | undefined;
-      const log = () => (child ??= logger.child({ eventId: c.eventId, attempt: c.attempts }));
-      const parsed = await claimedEvents.take(c);
-      if (!parsed.ok) {
-        parking.deadLetter(c, parsed.reason, batch);
-        return true;
-      }
-      const { event, entityKey } = parsed;
-      if (await discardIfStale(c, event, entityKey, log, batch)) return true;
-      try {
-        await apply(c, event, entityKey, log, batch);
-        return true;
-      } catch (err) {
-        return parking.afterFailure(c, event, err, log, batch);
-      }
+    handleClaimed(c, batch) {
+      // A span of its own, the child of the receipt's (stored with the inbox row), wherever and whenever it runs.
+      return inSpan(SPAN_NAMES.processEvent, { 'emr_bridge.event.id': c.eventId, 'emr_bridge.event.attempt': c.attempts }, (span) => handle(c, batch, span), {
+        kind: 'consumer',
+        parent: c.traceContext,
+      });
     },
     release(c, batch) {
       batch.add({ kind: 'release', inboxId: c.inboxId });

@@ -4,6 +4,7 @@
 // per event; the same transaction claims the next batch. Until then an outcome is only in memory: a crash
 // repeats the batch's events, whose EMR steps are idempotent, and an event's lease holds it meanwhile.
 import type { EventOutcome } from '../storage/processing.ts';
+import { bindToSpan } from '../tracing/spans.ts';
 
 export interface OutcomeBatch {
   /** Adds one event's outcome; `committed` runs once the batch is committed (counters, logs). */
@@ -20,7 +21,8 @@ export function createOutcomeBatch(): OutcomeBatch {
   return {
     add(outcome, committed) {
       outcomes.push(outcome);
-      if (committed) hooks.push(committed);
+      // Run later, in the span that added it: its log lines carry that span's ids.
+      if (committed) hooks.push(bindToSpan(committed));
     },
     outcomes: () => outcomes,
     committed() {

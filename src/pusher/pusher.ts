@@ -23,6 +23,7 @@ import type { ServiceClient } from '../service-client/client.ts';
 import type { Coordination } from '../storage/coordination.ts';
 import type { DocumentStore, OutboxRow } from '../storage/documents.ts';
 import type { MappingStore } from '../storage/mappings.ts';
+import { inSpan, SPAN_NAMES } from '../tracing/spans.ts';
 import { createIncidentGate, type IncidentGate } from '../work/incident-gate.ts';
 import { takeOverLeases } from '../work/lease.ts';
 import { createRetryPolicy } from '../work/retry-decision.ts';
@@ -148,7 +149,19 @@ export function createPusher(deps: PusherDeps): Pusher {
       // A caller at the other end of the API can fix and resend, so a refusal is answered, not stored.
       const checked = checkDocument(documentType, input);
       if (!checked.ok) return checked;
-      const { row, created } = await outbox.enqueue({ externalId: checked.request.externalId, documentType, source, request: checked.request });
+      const { externalId } = checked.request;
+      // A trace of its own, whose `document file` span is stored with the row (its send and follow-ups are its children).
+      const attributes = { 'emr_bridge.document.external_id': externalId, 'emr_bridge.document.type': documentType, 'emr_bridge.document.source': source };
+      const { row, created } = await inSpan(
+        SPAN_NAMES.documentFile,
+        attributes,
+        async (span) => {
+          const filed = await outbox.enqueue({ externalId, documentType, source, request: checked.request, traceContext: span.stored() });
+          span.set({ 'emr_bridge.document.status': filed.row.state });
+          return filed;
+        },
+        { parent: null },
+      );
       if (created) announce();
       return { ok: true, row, created };
     },

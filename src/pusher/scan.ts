@@ -5,12 +5,15 @@
 // scan under the coordination's 'emr-scan' hold), so the watermark moves forward only. The documents of a scan are filed together, a
 // few megabytes of requests to a transaction (one commit, one fsync), the last with the new watermark; a
 // crash before a commit leaves its documents to the next scan (the watermark has not moved past them).
+// A scan is a trace of its own (src/tracing/), each document it files a `document file` span in it, whose trace
+// context is stored with the document's row: its send, follow-ups and write-back are that span's children.
 import type { DocumentRequest } from '../contract/documents.ts';
 import { EmrError } from '../emr/errors.ts';
 import type { EmrDocument, EmrPort } from '../emr/port.ts';
 import { describeError, isRetryable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { DocumentStore, OutboxRow, ScanFiling } from '../storage/documents.ts';
+import { inSpan, SPAN_NAMES, type SpanAttributes } from '../tracing/spans.ts';
 import { yieldToIo } from '../work/yield.ts';
 import { checkDocument, type CheckResult } from './checks.ts';
 
@@ -63,6 +66,8 @@ interface Filing {
   checked: CheckResult;
   existing: OutboxRow | undefined;
   log: Logger;
+  /** The trace context of its `document file` span, stored with a new row. */
+  traceContext: string | undefined;
 }
 
 /** Requests (in base64 characters) filed in one transaction: fewer commits, yet a bounded hold on memory and on the write lock. */
@@ -71,7 +76,7 @@ export const SCAN_FILING_BATCH_CHARS = 4 * 1024 * 1024;
 const requestChars = (c: CheckResult): number => (c.ok ? (c.request.file.base64?.length ?? 0) + 1024 : 1024);
 
 /** A filing for the store, and what it means once committed: whether it added a document to send, and what to log. */
-function filingOf({ doc, checked, existing, log }: Filing): { filing: ScanFiling; added: (changed: boolean) => boolean } {
+function filingOf({ doc, checked, existing, log, traceContext }: Filing): { filing: ScanFiling; added: (changed: boolean) => boolean } {
   if (existing) {
     if (checked.ok) return { filing: { kind: 'requeue', externalId: doc.id, request: checked.request, version: doc.version }, added: (changed) => changed };
     return { filing: { kind: 'rejection', externalId: doc.id, code: checked.code, reason: checked.reason, version: doc.version }, added: () => false };
@@ -86,6 +91,7 @@ function filingOf({ doc, checked, existing, log }: Filing): { filing: ScanFiling
       emrVersion: doc.version,
       ...(doc.patient.id ? { emrPatientId: doc.patient.id } : {}),
       ...(checked.ok ? { request: checked.request } : { rejected: { code: checked.code, reason: checked.reason } }),
+      traceContext,
     },
   };
   return {
@@ -132,6 +138,30 @@ export function createScanner(deps: {
     return added;
   }
 
+  /** One EMR document to file, its content read and checked in its `document file` span; undefined when it is not to be filed. */
+  async function take(doc: EmrDocument, parent?: null): Promise<Filing | 'unavailable' | undefined> {
+    const { file, existing } = await toFile(doc);
+    if (!file) return undefined;
+    const attributes: SpanAttributes = {
+      'emr_bridge.document.external_id': doc.id,
+      'emr_bridge.document.type': doc.documentType,
+      'emr_bridge.document.source': 'emr',
+      'emr_bridge.document.emr_id': doc.id,
+    };
+    return inSpan(
+      SPAN_NAMES.documentFile,
+      attributes,
+      async (span): Promise<Filing | 'unavailable'> => {
+        const log = deps.logger.child({ externalId: doc.id, documentType: doc.documentType });
+        const checked = await check(doc, log);
+        if (checked === 'unavailable') return 'unavailable';
+        span.set({ 'emr_bridge.document.status': checked.ok ? 'queued' : 'REJECTED', ...(checked.ok ? {} : { 'emr_bridge.error.code': checked.code }) });
+        return { doc, checked, existing, log, traceContext: span.stored() };
+      },
+      parent === null ? { parent } : {},
+    );
+  }
+
   /** Whether this version of a document is to be filed: a new one, or one refused before that the EMR has changed. */
   async function toFile(doc: EmrDocument): Promise<{ file: boolean; existing: OutboxRow | undefined }> {
     const existing = await deps.outbox.get(doc.id);
@@ -141,40 +171,50 @@ export function createScanner(deps: {
 
   return {
     async fileOne(doc) {
-      const { file, existing } = await toFile(doc);
-      if (!file) return;
-      const log = deps.logger.child({ externalId: doc.id, documentType: doc.documentType });
-      const checked = await check(doc, log);
-      if (checked === 'unavailable') throw new EmrError('emr_unavailable', "the pushed document's content could not be read now");
-      await commit([{ doc, checked, existing, log }]);
+      // A document a pushed EMR hands in starts a trace of its own.
+      const filing = await take(doc, null);
+      if (filing === undefined) return;
+      if (filing === 'unavailable') throw new EmrError('emr_unavailable', "the pushed document's content could not be read now");
+      await commit([filing]);
     },
-    async scanOnce() {
-      const since = await deps.outbox.scanWatermark();
-      const { documents, watermark } = await deps.emr.listDocumentsChangedSince(since);
-      let added = 0;
-      let batch: Filing[] = [];
-      let chars = 0;
-      let first = true;
-      for (const doc of documents) {
-        const { file, existing } = await toFile(doc);
-        if (!file) continue;
-        const log = deps.logger.child({ externalId: doc.id, documentType: doc.documentType });
-        const checked = await check(doc, log);
-        // What was read before is filed; the watermark stays, so this document and the rest come again.
-        if (checked === 'unavailable') return added + (await commit(batch));
-        batch.push({ doc, checked, existing, log });
-        chars += requestChars(checked);
-        // The first one at once, so that sending starts while the rest are read.
-        if (first || chars >= SCAN_FILING_BATCH_CHARS) {
-          first = false;
-          added += await commit(batch);
-          batch = [];
-          chars = 0;
-        }
-        // The rest of the event loop (the sends of documents filed already, webhooks) goes on between two.
-        await yieldToIo();
-      }
-      return added + (await commit(batch, watermark ?? undefined));
+    scanOnce() {
+      return inSpan(
+        SPAN_NAMES.documentScan,
+        {},
+        async (span) => {
+          const added = await scan();
+          span.set({ 'emr_bridge.scan.filed': added });
+          return added;
+        },
+        { parent: null },
+      );
     },
   };
+
+  async function scan(): Promise<number> {
+    const since = await deps.outbox.scanWatermark();
+    const { documents, watermark } = await deps.emr.listDocumentsChangedSince(since);
+    let added = 0;
+    let batch: Filing[] = [];
+    let chars = 0;
+    let first = true;
+    for (const doc of documents) {
+      const filing = await take(doc);
+      if (filing === undefined) continue;
+      // What was read before is filed; the watermark stays, so this document and the rest come again.
+      if (filing === 'unavailable') return added + (await commit(batch));
+      batch.push(filing);
+      chars += requestChars(filing.checked);
+      // The first one at once, so that sending starts while the rest are read.
+      if (first || chars >= SCAN_FILING_BATCH_CHARS) {
+        first = false;
+        added += await commit(batch);
+        batch = [];
+        chars = 0;
+      }
+      // The rest of the event loop (the sends of documents filed already, webhooks) goes on between two.
+      await yieldToIo();
+    }
+    return added + (await commit(batch, watermark ?? undefined));
+  }
 }

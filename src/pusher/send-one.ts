@@ -1,7 +1,8 @@
 // Sending one claimed document to the service, and what became of it: the status the service answered (its
 // patient first linked to the EMR patient), or a failure through the shared retry rule, Retry-After honoured:
 // sent again later, or FAILED here (retries_exhausted, or the service's refusal code). Nothing is recorded
-// here: the send path (./send.ts) records what ended, many sends to a commit, and logs each once recorded.
+// here: the send path (./send.ts) records what ended, many sends to a commit, and logs each once recorded. Each
+// send is a span, the child of the document's filing (its trace context is stored with the row).
 import { DataKeyMissingError } from '../sealing/errors.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
@@ -10,6 +11,7 @@ import type { ClaimedRow, DocumentStore, SendEnd } from '../storage/documents.ts
 import type { MappingStore } from '../storage/mappings.ts';
 import { retryAfterOf } from '../work/retry-after.ts';
 import type { RetryPolicy } from '../work/retry-decision.ts';
+import { bindToSpan, inSpan, SPAN_NAMES, type SpanScope } from '../tracing/spans.ts';
 import { nextHeldPoll } from './held.ts';
 
 /** A send that ended: what to record, and what to log once it is recorded. */
@@ -32,7 +34,25 @@ export interface SendOneDeps {
 export function createSendOne(deps: SendOneDeps): (row: ClaimedRow) => Promise<Ended> {
   const { clock, logger } = deps;
 
-  async function send(row: ClaimedRow): Promise<Ended> {
+  function send(row: ClaimedRow): Promise<Ended> {
+    const attributes = {
+      'emr_bridge.document.external_id': row.external_id,
+      'emr_bridge.document.type': row.document_type,
+      'emr_bridge.document.attempt': row.attempts,
+    };
+    return inSpan(
+      SPAN_NAMES.documentSend,
+      attributes,
+      async (span) => {
+        const ended = await sendIn(span, row);
+        // Logged once recorded, after the span: still with its ids.
+        return { end: ended.end, logged: bindToSpan(ended.logged) };
+      },
+      { parent: row.trace_context },
+    );
+  }
+
+  async function sendIn(span: SpanScope, row: ClaimedRow): Promise<Ended> {
     const log = logger.child({ externalId: row.external_id, documentType: row.document_type, attempt: row.attempts });
     try {
       const request = await deps.outbox.requestOf(row.external_id);
@@ -49,13 +69,17 @@ export function createSendOne(deps: SendOneDeps): (row: ClaimedRow) => Promise<E
           { alert: true, patientServiceId: resource.patientServiceId, emrPatientId: row.emr_patient_id },
           'the service put this document with a patient the EMR holds as another record',
         );
+      span.set({ 'emr_bridge.document.status': resource.status });
       const nextPoll = resource.status === 'HELD' ? { nextPollAt: nextHeldPoll(clock.now(), deps.heldPollMs, resource.releaseAfter) } : {};
       return {
         end: { externalId: row.external_id, outcome: { state: resource.status, resource, ...nextPoll } },
         logged: () => log.info({ status: resource.status, replayed }, 'document sent to the service'),
       };
     } catch (err) {
-      return afterFailure(row, err, log);
+      span.fail(err);
+      const ended = afterFailure(row, err, log);
+      if ('outcome' in ended.end) span.set({ 'emr_bridge.document.status': ended.end.outcome.state });
+      return ended;
     }
   }
 

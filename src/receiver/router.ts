@@ -1,5 +1,7 @@
 // POST /webhooks/service: raw bytes first (with a size limit), then the signature, then the durable
 // inbox, then 2xx. Nothing is parsed or processed here; the processor does that in the background.
+// With tracing on, the receipt is a span (its parent the request's `traceparent`, when it has one) with the
+// inbox commit as its child, and its trace context is stored with the row: the processing joins that trace.
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
@@ -10,6 +12,7 @@ import type { Inbox } from '../inbox/inbox.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { verifyWebhook, WebhookVerificationError } from '../signature/webhook-signature.ts';
+import { incomingTraceparent, inSpan, SPAN_NAMES, type SpanScope } from '../tracing/spans.ts';
 import { readBodyPieces } from './body-reader.ts';
 import { identifyEvent, keptHeaders } from './event-identity.ts';
 import { type QuarantineIntake, receiveOversized } from './quarantine-intake.ts';
@@ -68,8 +71,17 @@ export function createReceiverRouter(deps: ReceiverDeps): Router {
   return routeDirectly(router, { method: 'POST', path: WEBHOOK_PATH, handle });
 }
 
+/** The receipt's span attributes known before anything is read (never mutated). */
+const RECEIPT = Object.freeze({ 'http.request.method': 'POST', 'http.route': WEBHOOK_PATH });
+
 function webhookHandler(deps: ReceiverDeps): (ctx: Context) => Promise<void> {
-  return async (ctx) => {
+  const receive = receiveWebhook(deps);
+  return (ctx) =>
+    inSpan(SPAN_NAMES.webhook, RECEIPT, (scope) => receive(ctx, scope), { kind: 'server', parent: incomingTraceparent(ctx.req.headers.traceparent) });
+}
+
+function receiveWebhook(deps: ReceiverDeps): (ctx: Context, span: SpanScope) => Promise<void> {
+  return async (ctx, span) => {
     const started = performance.now();
     let body: Buffer;
     try {
@@ -90,6 +102,7 @@ function webhookHandler(deps: ReceiverDeps): (ctx: Context) => Promise<void> {
       });
     } catch (err) {
       if (!(err instanceof WebhookVerificationError)) throw err;
+      span.set({ 'emr_bridge.signature': err.reason, 'http.response.status_code': 401 });
       deps.metrics.eventsRejected.inc({ reason: err.reason });
       deps.logger.warn({ reason: err.reason }, 'webhook rejected');
       // One answer for every verification failure: the caller learns nothing about which check failed.
@@ -97,14 +110,18 @@ function webhookHandler(deps: ReceiverDeps): (ctx: Context) => Promise<void> {
     }
 
     const { eventId, eventType } = identifyEvent(body, ctx.req.headers);
+    span.set({ 'emr_bridge.signature': 'valid', 'emr_bridge.event.id': eventId, 'emr_bridge.event.type': eventType });
     let result: Awaited<ReturnType<Inbox['store']>>;
     try {
-      result = await deps.inbox.store({ eventId, eventType, headers: keptHeaders(ctx.req.headers), body });
+      const event = { eventId, eventType, headers: keptHeaders(ctx.req.headers), body, traceContext: span.stored() };
+      result = await inSpan(SPAN_NAMES.inboxCommit, {}, () => deps.inbox.store(event));
     } catch (err) {
+      span.set({ 'http.response.status_code': 503 });
       deps.metrics.eventsRejected.inc({ reason: 'inbox_unavailable' });
       throw err;
     }
     deps.logger.debug({ eventId, eventType, duplicate: result.duplicate }, 'webhook stored');
+    span.set({ 'emr_bridge.event.duplicate': result.duplicate, 'http.response.status_code': 200 });
     ctx.status = 200;
     ctx.body = { received: true, duplicate: result.duplicate };
     deps.metrics.webhookAcknowledged(eventType, result.duplicate, (performance.now() - started) / 1000);

@@ -14,6 +14,7 @@ import { registerAdapterOperationalMetrics } from './operational-metrics.ts';
 import { WEBHOOK_PATH } from '../receiver/router.ts';
 import { holdStore, openStorage } from '../storage/index.ts';
 import { createServiceClient } from '../service-client/client.ts';
+import { startTracing } from '../tracing/provider.ts';
 import { createDependencyStatus, observed, type DependencyStatus } from '../status/dependency-status.ts';
 import { createEmrDowntime, type EmrDowntime, registerEmrDowntimeMetric } from '../status/emr-downtime.ts';
 import { createReachability, NEIGHBOUR_PROBE } from '../status/readiness-probes.ts';
@@ -190,6 +191,11 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
   const namedCredentials = config.adminCredentialsFile ? loadCredentialsFile(config.adminCredentialsFile) : [];
   const undo = createUndoStack();
   try {
+    // Traces first, and shut down last: every span of the adapter's life is made, and the last exported on close.
+    if (config.tracing) {
+      const tracing = startTracing(config.tracing, logger.child({ component: 'tracing' }));
+      undo.push(() => tracing.shutdown());
+    }
     holdTheStore(opts, undo);
     const b = await startOutsideParts(opts, undo);
     const inside = await openInsideParts(b, opts, undo);

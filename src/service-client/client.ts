@@ -1,12 +1,14 @@
 // The adapter's client for the service's integration API (/integration/v1/): documents and mappings.
 // One undici Agent with timeouts and keep-alive; every answer other than success becomes a
-// ServiceCallError that says whether a retry can help.
+// ServiceCallError that says whether a retry can help. Each call is a client span (src/tracing/), and carries its
+// W3C `traceparent`.
 import { request, type Dispatcher } from 'undici';
 import type { Clock } from '../clock.ts';
 import { authorizationHeader, IDEMPOTENT_REPLAYED_HEADER, type MappingEntityType } from '../contract/api.ts';
 import { DOCUMENT_PATHS, documentEnvelopeSchema, type DocumentRequest, type DocumentResource } from '../contract/documents.ts';
 import type { DocumentType } from '../contract/events.ts';
 import { createHttpAgent } from '../http/agent.ts';
+import { addTraceHeaders, inSpan } from '../tracing/spans.ts';
 import { classifyStatus, parseRetryAfter, ServiceCallError } from './errors.ts';
 
 export interface ServiceClientOptions {
@@ -40,19 +42,36 @@ export function createServiceClient(opts: ServiceClientOptions): ServiceClient {
   const base = opts.baseUrl.replace(/\/+$/, '');
   const apiKey = typeof opts.apiKey === 'function' ? opts.apiKey : () => opts.apiKey as string;
 
-  async function call(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown) {
+  /** One call in its span, named by `route` (the path's template: never an id). */
+  function call(method: 'GET' | 'POST' | 'PUT', path: string, route: string, body?: unknown) {
+    const attributes = { 'http.request.method': method, 'http.route': `/integration/v1/${route}` };
+    return inSpan(
+      `service ${method} ${route.split('/')[0]}`,
+      attributes,
+      async (span) => {
+        const res = await callIn(method, path, body);
+        span.set({ 'http.response.status_code': res.status });
+        return res;
+      },
+      { kind: 'client' },
+    );
+  }
+
+  async function callIn(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown) {
     let res: Dispatcher.ResponseData;
+    const headers: Record<string, string> = {
+      authorization: authorizationHeader(apiKey()),
+      accept: 'application/json',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    };
+    addTraceHeaders(headers);
     try {
       res = await request(`${base}/integration/v1/${path}`, {
         method,
         dispatcher,
         headersTimeout: opts.timeoutMs,
         bodyTimeout: opts.timeoutMs,
-        headers: {
-          authorization: authorizationHeader(apiKey()),
-          accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
+        headers,
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     } catch (cause) {
@@ -83,19 +102,19 @@ export function createServiceClient(opts: ServiceClientOptions): ServiceClient {
 
   return {
     async postDocument(type, body) {
-      const res = await call('POST', DOCUMENT_PATHS[type], body);
+      const res = await call('POST', DOCUMENT_PATHS[type], DOCUMENT_PATHS[type], body);
       if (res.status !== 200 && res.status !== 201) fail(res);
       const replayed = String(res.headers[IDEMPOTENT_REPLAYED_HEADER] ?? '') === 'true';
       return { httpStatus: res.status, replayed, resource: envelope(res) };
     },
     async getDocument(externalId) {
-      const res = await call('GET', `documents/${encodeURIComponent(externalId)}`);
+      const res = await call('GET', `documents/${encodeURIComponent(externalId)}`, 'documents/{externalId}');
       if (res.status === 404) return undefined;
       if (res.status !== 200) fail(res);
       return envelope(res);
     },
     async putMapping(entityType, serviceId, externalId) {
-      const res = await call('PUT', `mappings/${entityType}/${encodeURIComponent(serviceId)}`, { externalId });
+      const res = await call('PUT', `mappings/${entityType}/${encodeURIComponent(serviceId)}`, 'mappings/{entityType}/{serviceId}', { externalId });
       if (res.status !== 200) fail(res);
     },
     async close() {

@@ -44,6 +44,8 @@ export interface OutboxRow {
   document_size: number | null;
   /** SHA-256 of the decoded file (lowercase hex), kept with its size. */
   document_sha256: string | null;
+  /** The trace context of its filing (src/tracing/): its send, follow-ups and write-back join that trace. Null: none. */
+  trace_context: string | null;
 }
 
 /** A row claimed for a send, without its request (see SendQueue.requestOf). */
@@ -84,6 +86,8 @@ export interface NewDocument {
   emrPatientId?: string;
   request?: DocumentRequest;
   rejected?: { code: string; reason: string };
+  /** The trace context of the span that filed it (a scan's `document file`, the admin API's). */
+  traceContext?: string | undefined;
 }
 
 /** A new status of a row: the service's answer (resource), a local failure (code and reason), when to poll a HELD one. */

@@ -59,6 +59,8 @@ export interface EventRecord extends EventRow {
   bodyStored: boolean;
   /** Oldest first. */
   history: EventHistoryEntry[];
+  /** The receipt's trace context (W3C traceparent) when tracing was on: the console shows its trace id. */
+  traceContext: string | null;
 }
 
 export interface MinuteCounts {
@@ -117,10 +119,13 @@ export interface HistoryRowColumns {
 }
 
 /** The columns both engines read for one event (besides its history). */
-export const EVENT_RECORD_COLUMNS = `${EVENT_ROW_COLUMNS}, e.headers, e.body IS NOT NULL AS body_stored`;
+export const EVENT_RECORD_COLUMNS = `${EVENT_ROW_COLUMNS}, e.headers, e.body IS NOT NULL AS body_stored, e.trace_context`;
 
 /** One event: its row, its received step and later ones, and the references of its latest application. */
-export function toEventRecord(r: EventRowColumns & { headers: string; body_stored: number | boolean }, rows: readonly HistoryRowColumns[]): EventRecord {
+export function toEventRecord(
+  r: EventRowColumns & { headers: string; body_stored: number | boolean; trace_context?: string | null },
+  rows: readonly HistoryRowColumns[],
+): EventRecord {
   const row = toEventRow(r);
   const applied = rows.findLast((h) => h.state === 'applied');
   return {
@@ -132,6 +137,7 @@ export function toEventRecord(r: EventRowColumns & { headers: string; body_store
       { at: row.receivedAt, state: 'received', attempt: 0, reason: null },
       ...rows.map((h) => ({ at: Number(h.at), state: h.state, attempt: h.attempt, reason: h.reason })),
     ],
+    traceContext: r.trace_context ?? null,
   };
 }
 

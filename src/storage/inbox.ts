@@ -14,6 +14,8 @@ export interface InboxRow {
   body: Uint8Array;
   /** Epoch ms, from the injected clock. */
   receivedAt: number;
+  /** The W3C traceparent of the receipt's span (src/tracing/), for the processing to join; undefined while tracing is off. */
+  traceContext?: string | undefined;
 }
 
 export type MaybePromise<T> = T | Promise<T>;

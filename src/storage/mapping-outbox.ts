@@ -8,6 +8,8 @@ export interface QueuedMapping {
   externalId: string;
   /** Attempts made before this one. */
   attempts: number;
+  /** The trace context of the processing that claimed it (its post joins that trace); null: none. */
+  traceContext?: string | null;
 }
 
 export interface MappingOutboxStore {

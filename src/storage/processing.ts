@@ -16,6 +16,8 @@ export interface ClaimedEvent {
   entityKey: string;
   /** Attempts counted so far, this claim's included. */
   attempts: number;
+  /** The receipt's trace context, stored with the inbox row: the processing's span is its child. Null: none (tracing was off). */
+  traceContext: string | null;
 }
 
 /** An inbox row taken in as a valid event, with the event as validated (so it need not be parsed again). */
@@ -49,8 +51,11 @@ export interface MappingClaim {
 
 /** What one claimed event led to, as data: the store writes a batch of these in one transaction. */
 export type EventOutcome =
-  /** `emrRefs`: the EMR records it wrote or claimed, as the EMR names them (`Patient/12`), stored for the console. */
-  | { kind: 'applied'; inboxId: number; versions: VersionWrite[]; claims: MappingClaim[]; emrRefs?: string[] }
+  /**
+   * `emrRefs`: the EMR records it wrote or claimed, as the EMR names them (`Patient/12`), stored for the console.
+   * `traceContext`: the processing's span, stored with the mapping claims (their posts are its children).
+   */
+  | { kind: 'applied'; inboxId: number; versions: VersionWrite[]; claims: MappingClaim[]; emrRefs?: string[]; traceContext?: string | undefined }
   /** A final state that is not applied: a stale snapshot, or a dead letter; `reason` is stored. */
   | { kind: 'discarded_stale' | 'dead'; inboxId: number; reason: string }
   /** Tried again at `at`, the attempt counted. */

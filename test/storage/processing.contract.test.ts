@@ -51,8 +51,8 @@ describe.each(engines)('the processing queue on $name', (engine) => {
     await e.stores.queue.intake();
     const claimed = await e.stores.queue.claim(10, LEASE);
     expect(claimed).toEqual([
-      { inboxId: a1.inboxId, eventId: a1.eventId, entityKey: 'appointment:apt_A', attempts: 1 },
-      { inboxId: b1.inboxId, eventId: b1.eventId, entityKey: 'appointment:apt_B', attempts: 1 },
+      { inboxId: a1.inboxId, eventId: a1.eventId, entityKey: 'appointment:apt_A', attempts: 1, traceContext: null },
+      { inboxId: b1.inboxId, eventId: b1.eventId, entityKey: 'appointment:apt_B', attempts: 1, traceContext: null },
     ]);
     expect(await rowOf(a1.inboxId)).toMatchObject({ attempts: 1, lease_until: e.clock.now() + LEASE });
   });

@@ -24,6 +24,7 @@ function summary(e: EventDetail) {
 <div><dt>Received</dt><dd>${when(e.receivedAt)}</dd></div>
 <div><dt>Finished</dt><dd>${when(e.finishedAt)}</dd></div>
 ${e.lastError ? html`<div><dt>Last error</dt><dd class="error-text">${e.lastError}</dd></div>` : ''}
+${e.traceId ? html`<div><dt>Trace</dt><dd><code id="event-trace">${e.traceId}</code></dd></div>` : ''}
 </dl>`;
 }
 

@@ -1,10 +1,12 @@
 // A small FHIR R4 REST client over undici: JSON in and out, timeouts, sign-in on every call (./auth), and
 // the failure rules: no answer or a transient status is `emr_unavailable`; 401/403 that one renewed
-// token does not cure is `emr_unauthorized` (an incident); any other 4xx is `emr_rejected`.
+// token does not cure is `emr_unauthorized` (an incident); any other 4xx is `emr_rejected`. Each call is a client
+// span (src/tracing/) and carries its W3C `traceparent` to the EMR.
 import { request, type Dispatcher } from 'undici';
 import type { Clock } from '../../clock.ts';
 import { createHttpAgent } from '../../http/agent.ts';
 import { isTransientStatus } from '../../http/transient.ts';
+import { addTraceHeaders, inSpan, type SpanScope } from '../../tracing/spans.ts';
 import { EmrError } from '../errors.ts';
 import { createFhirAuth, type FhirAuth, type FhirAuthSettings } from './auth/index.ts';
 
@@ -30,6 +32,34 @@ export interface FhirHttpOptions {
 }
 
 const pathOnly = (path: string) => path.split('?')[0];
+
+/** What a call's span says of it: the resource type, and the record's id when the path names one (`Patient/12`); never the query. */
+function callAttributes(method: Method, label: string) {
+  const [resourceType, id] = label.split('/');
+  return {
+    'http.request.method': method,
+    'fhir.resource_type': resourceType,
+    ...(id && /^[A-Z][A-Za-z]+$/.test(resourceType ?? '') ? { 'emr_bridge.emr.id': `${resourceType}/${id}` } : {}),
+  };
+}
+
+/** A call's span, with the status the EMR answered (a failure's too). */
+function inCallSpan<T>(method: Method, what: string, label: string, fn: (span: SpanScope) => Promise<T>): Promise<T> {
+  return inSpan(
+    `FHIR ${method} ${what}`,
+    callAttributes(method, label),
+    async (span) => {
+      try {
+        return await fn(span);
+      } catch (err) {
+        const status = (err as { httpStatus?: unknown }).httpStatus;
+        if (typeof status === 'number') span.set({ 'http.response.status_code': status });
+        throw err;
+      }
+    },
+    { kind: 'client' },
+  );
+}
 
 async function send(url: string, init: NonNullable<Parameters<typeof request>[1]>) {
   try {
@@ -96,42 +126,68 @@ export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
 
   return {
     auth,
-    async call<T>(method: Method, path: string, body?: unknown, headers: Record<string, string> = {}, callOpts: { signIn?: boolean } = {}) {
-      const label = pathOnly(path)!;
-      const res = await exchange(
-        method,
-        `${base}/${path.replace(/^\//, '')}`,
-        label,
-        { accept: 'application/fhir+json', ...(body === undefined ? {} : { 'content-type': 'application/fhir+json' }), ...headers },
-        body === undefined ? undefined : JSON.stringify(body),
-        callOpts.signIn ?? true,
-      );
-      const text = await res.body.text();
-      const status = res.statusCode;
-      if (isTransientStatus(status)) throw new EmrError('emr_unavailable', `the EMR answered ${status} to ${method} ${label}`, status);
-      if (status >= 400) throw new EmrError('emr_rejected', `the EMR refused ${method} ${label} (${status})`, status);
-      let parsed: unknown;
-      try {
-        parsed = text ? JSON.parse(text) : undefined;
-      } catch (cause) {
-        throw new EmrError('emr_unavailable', 'the EMR answered with a body that is not JSON', status, cause);
-      }
-      return { status, body: parsed as T };
+    call<T>(method: Method, path: string, body?: unknown, headers: Record<string, string> = {}, callOpts: { signIn?: boolean } = {}) {
+      const label = pathOnly(path)!.replace(/^\//, '');
+      return inCallSpan(method, label.split('/')[0] || 'base', label, (span) => callIn<T>(span, method, path, label, body, headers, callOpts));
     },
     async fetchBytes(url) {
       const target = new URL(url, `${base}/`);
       // The token is the EMR's: it is never shown to, nor any byte read from, another origin.
       if (target.origin !== origin)
         throw new EmrError('document_content_refused', "the document's attachment URL is on another origin than the FHIR server; it is not fetched");
-      const res = await exchange('GET', target.href, 'document content', { accept: '*/*' }, undefined, true);
-      if (res.statusCode >= 400) {
-        await res.body.dump();
-        const code = isTransientStatus(res.statusCode) ? 'emr_unavailable' : 'emr_rejected';
-        throw new EmrError(code, `document content answered ${res.statusCode}`, res.statusCode);
-      }
-      const contentType = res.headers['content-type'];
-      return contentBytes(await readCapped(res, opts.maxContentBytes), Array.isArray(contentType) ? contentType[0] : contentType);
+      return inCallSpan('GET', 'document content', 'Binary', (span) => bytesIn(span, target));
     },
     close: () => agent.close(),
   };
+
+  async function callIn<T>(
+    span: SpanScope,
+    method: Method,
+    path: string,
+    label: string,
+    body: unknown,
+    headers: Record<string, string>,
+    callOpts: { signIn?: boolean },
+  ): Promise<{ status: number; body: T }> {
+    const sent: Record<string, string> = {
+      accept: 'application/fhir+json',
+      ...(body === undefined ? {} : { 'content-type': 'application/fhir+json' }),
+      ...headers,
+    };
+    addTraceHeaders(sent);
+    const res = await exchange(
+      method,
+      `${base}/${path.replace(/^\//, '')}`,
+      label,
+      sent,
+      body === undefined ? undefined : JSON.stringify(body),
+      callOpts.signIn ?? true,
+    );
+    const text = await res.body.text();
+    const status = res.statusCode;
+    span.set({ 'http.response.status_code': status });
+    if (isTransientStatus(status)) throw new EmrError('emr_unavailable', `the EMR answered ${status} to ${method} ${label}`, status);
+    if (status >= 400) throw new EmrError('emr_rejected', `the EMR refused ${method} ${label} (${status})`, status);
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch (cause) {
+      throw new EmrError('emr_unavailable', 'the EMR answered with a body that is not JSON', status, cause);
+    }
+    return { status, body: parsed as T };
+  }
+
+  async function bytesIn(span: SpanScope, target: URL): Promise<Uint8Array> {
+    const sent: Record<string, string> = { accept: '*/*' };
+    addTraceHeaders(sent);
+    const res = await exchange('GET', target.href, 'document content', sent, undefined, true);
+    span.set({ 'http.response.status_code': res.statusCode });
+    if (res.statusCode >= 400) {
+      await res.body.dump();
+      const code = isTransientStatus(res.statusCode) ? 'emr_unavailable' : 'emr_rejected';
+      throw new EmrError(code, `document content answered ${res.statusCode}`, res.statusCode);
+    }
+    const contentType = res.headers['content-type'];
+    return contentBytes(await readCapped(res, opts.maxContentBytes), Array.isArray(contentType) ? contentType[0] : contentType);
+  }
 }

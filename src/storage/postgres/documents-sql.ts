@@ -15,7 +15,7 @@ export const FINAL = "(t.state IN ('SENT', 'SUPPRESSED') OR (t.state = 'FAILED' 
 
 /** Every column but `request`, over the alias `t`. */
 export const ROW_WITHOUT_REQUEST =
-  't.external_id, t.document_type, t.source, t.emr_document_id, t.emr_version, t.emr_patient_id, t.state, t.status_reason, t.error_code, t.service_id, t.patient_service_id, t.release_after, t.sent_at, t.attempts, t.next_attempt_at, t.lease_until, t.next_poll_at, t.emr_synced, t.created_at, t.updated_at, t.document_size, t.document_sha256';
+  't.external_id, t.document_type, t.source, t.emr_document_id, t.emr_version, t.emr_patient_id, t.state, t.status_reason, t.error_code, t.service_id, t.patient_service_id, t.release_after, t.sent_at, t.attempts, t.next_attempt_at, t.lease_until, t.next_poll_at, t.emr_synced, t.created_at, t.updated_at, t.document_size, t.document_sha256, t.trace_context';
 
 /** In key order: transactions that update the same rows lock them in the same order (no deadlock between two). */
 export const byExternalId = <T extends { externalId: string }>(items: readonly T[]): T[] =>
@@ -37,8 +37,8 @@ export async function insertDocument(
   const now = clock.now();
   const inserted = await q.query<Omit<OutboxRow, 'request'>>(
     `WITH ins AS (
-       INSERT INTO outbox_documents AS t (external_id, document_type, source, emr_document_id, emr_version, emr_patient_id, request, state, status_reason, error_code, emr_synced, next_attempt_at, lease_until, created_at, updated_at, document_size, document_sha256)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $12, $12, $13, $14)
+       INSERT INTO outbox_documents AS t (external_id, document_type, source, emr_document_id, emr_version, emr_patient_id, request, state, status_reason, error_code, emr_synced, next_attempt_at, lease_until, created_at, updated_at, document_size, document_sha256, trace_context)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $12, $12, $13, $14, $15)
        ON CONFLICT (external_id) DO NOTHING
        RETURNING ${ROW_WITHOUT_REQUEST}),
      h AS (INSERT INTO document_history (external_id, at, status, attempt, detail) SELECT external_id, $12, state, NULL, error_code FROM ins)
@@ -58,6 +58,7 @@ export async function insertDocument(
       now,
       prepared?.digest?.size ?? null,
       prepared?.digest?.sha256 ?? null,
+      e.traceContext ?? null,
     ],
   );
   const created = inserted.rows[0];

@@ -24,8 +24,8 @@ const PROBE_BYTES = 4096;
 const INSERT_BATCH = {
   name: 'emr-bridge-inbox-insert',
   text: `WITH ins AS (
-      INSERT INTO inbox_events (event_id, event_type, headers, body, received_at)
-      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::bigint[]) AS r (event_id, event_type, headers, body, received_at)
+      INSERT INTO inbox_events (event_id, event_type, headers, body, received_at, trace_context)
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::bigint[], $6::text[]) AS r (event_id, event_type, headers, body, received_at, trace_context)
       ORDER BY r.event_id
       ON CONFLICT (event_id) DO NOTHING
       RETURNING id, event_id, received_at
@@ -54,6 +54,7 @@ export function createPostgresInboxStore(pool: Pool): InboxStore {
       const headers = new Array<string>(n);
       const bodies = new Array<Uint8Array>(n);
       const times = new Array<number>(n);
+      const traces = new Array<string | null>(n);
       for (let i = 0; i < n; i++) {
         const r = rows[i]!;
         ids[i] = r.eventId;
@@ -61,8 +62,9 @@ export function createPostgresInboxStore(pool: Pool): InboxStore {
         headers[i] = JSON.stringify(r.headers);
         bodies[i] = asBuffer(r.body);
         times[i] = r.receivedAt;
+        traces[i] = r.traceContext ?? null;
       }
-      const { rows: stored } = await pool.query<{ event_id: string }>({ ...INSERT_BATCH, values: [ids, types, headers, bodies, times] });
+      const { rows: stored } = await pool.query<{ event_id: string }>({ ...INSERT_BATCH, values: [ids, types, headers, bodies, times, traces] });
       return duplicateFlags(ids, stored);
     },
     async probe(nowMs) {

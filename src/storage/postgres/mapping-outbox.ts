@@ -4,7 +4,7 @@ import type { Clock } from '../../clock.ts';
 import type { MappingOutboxStore, QueuedMapping } from '../mapping-outbox.ts';
 import type { Pool } from './pool.ts';
 
-const COLUMNS = 'm.entity_type AS "entityType", m.service_id AS "serviceId", m.external_id AS "externalId", m.attempts';
+const COLUMNS = 'm.entity_type AS "entityType", m.service_id AS "serviceId", m.external_id AS "externalId", m.attempts, m.trace_context AS "traceContext"';
 
 export function createPostgresMappingOutboxStore(pool: Pool, clock: Clock): MappingOutboxStore {
   return {

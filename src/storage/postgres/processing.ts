@@ -30,7 +30,7 @@ const CLAIM_SQL = leaseClaimSql({
         AND t.inbox_id = (SELECT min(q.inbox_id) FROM processing q WHERE q.entity_key = t.entity_key AND q.state IN ${OPEN})`,
   order: 't.inbox_id',
   join: { from: 'inbox_events e', on: 'e.id = t.inbox_id' },
-  returning: 't.inbox_id AS "inboxId", e.event_id AS "eventId", t.entity_key AS "entityKey", t.attempts',
+  returning: 't.inbox_id AS "inboxId", e.event_id AS "eventId", t.entity_key AS "entityKey", t.attempts, e.trace_context AS "traceContext"',
 });
 
 async function intakeIn(client: PoolClient, clock: Clock, sealer: Sealer, limit: number): Promise<Intake> {
@@ -109,13 +109,13 @@ async function writeOutcomes(client: PoolClient, clock: Clock, outcomes: readonl
     client,
     applied.flatMap((o) => o.versions.filter((v) => !v.noted)),
   );
-  const claims = applied.flatMap((o) => o.claims);
+  const claims = applied.flatMap((o) => o.claims.map((c) => ({ ...c, traceContext: o.traceContext ?? null })));
   if (claims.length) {
     const now = clock.now();
     await client.query(
-      `INSERT INTO mapping_outbox (entity_type, service_id, external_id, updated_at, created_at)
-       SELECT t, s, e, $4, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS c(t, s, e) ON CONFLICT DO NOTHING`,
-      [claims.map((c) => c.entityType), claims.map((c) => c.serviceId), claims.map((c) => c.emrId), now],
+      `INSERT INTO mapping_outbox (entity_type, service_id, external_id, updated_at, created_at, trace_context)
+       SELECT t, s, e, $4, $4, tc FROM unnest($1::text[], $2::text[], $3::text[], $5::text[]) AS c(t, s, e, tc) ON CONFLICT DO NOTHING`,
+      [claims.map((c) => c.entityType), claims.map((c) => c.serviceId), claims.map((c) => c.emrId), now, claims.map((c) => c.traceContext)],
     );
   }
   if (finished.length)

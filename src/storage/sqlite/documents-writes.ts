@@ -24,8 +24,8 @@ export function createEnqueue(db: Db, clock: Clock, kept: (externalId: string, r
   // A new row's lease_until and next_attempt_at are its creation (free, and due) rather than NULL and 0, so
   // that taking its lease changes no column's size and SQLite overwrites the row in place.
   const insert = db.prepare(`
-    INSERT INTO outbox_documents (external_id, document_type, source, emr_document_id, emr_version, emr_patient_id, request, state, status_reason, error_code, emr_synced, next_attempt_at, lease_until, created_at, updated_at, document_size, document_sha256)
-    VALUES (@externalId, @documentType, @source, @emrDocumentId, @emrVersion, @emrPatientId, @request, @state, @reason, @code, @synced, @now, @now, @now, @now, @size, @sha256)
+    INSERT INTO outbox_documents (external_id, document_type, source, emr_document_id, emr_version, emr_patient_id, request, state, status_reason, error_code, emr_synced, next_attempt_at, lease_until, created_at, updated_at, document_size, document_sha256, trace_context)
+    VALUES (@externalId, @documentType, @source, @emrDocumentId, @emrVersion, @emrPatientId, @request, @state, @reason, @code, @synced, @now, @now, @now, @now, @size, @sha256, @traceContext)
     ON CONFLICT (external_id) DO NOTHING`);
   const history = createSqliteDocumentHistory(db, () => clock.now());
   const insertRecorded = db.transaction((values: Record<string, unknown> & { externalId: string; state: 'queued' | 'REJECTED'; code: string | null }) => {
@@ -50,6 +50,7 @@ export function createEnqueue(db: Db, clock: Clock, kept: (externalId: string, r
       now: clock.now(),
       size: prepared?.digest?.size ?? null,
       sha256: prepared?.digest?.sha256 ?? null,
+      traceContext: e.traceContext ?? null,
     });
     if (info.changes !== 1) return { row: get.get(e.externalId) as OutboxRow, created: false };
     if (e.request && prepared) kept(e.externalId, e.request, prepared.json.length);

@@ -43,8 +43,8 @@ export function createSqliteInboxStore(db: Db, opts: SqliteInboxOptions = {}): I
 /** Returns, per row, whether it was a duplicate. */
 function prepareBatchWriter(db: Db): (rows: InboxRow[]) => boolean[] {
   const insert = db.prepare(
-    `INSERT INTO inbox_events (event_id, event_type, headers, body, received_at)
-     VALUES (?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`,
+    `INSERT INTO inbox_events (event_id, event_type, headers, body, received_at, trace_context)
+     VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`,
   );
   const count = prepareReceivedCount(db);
   const tx = db.transaction((rows: InboxRow[]) => {
@@ -54,7 +54,7 @@ function prepareBatchWriter(db: Db): (rows: InboxRow[]) => boolean[] {
     let stored = 0;
     for (let i = 0; i < rows.length; i++) {
       const r = rows[i]!;
-      duplicate[i] = insert.run(r.eventId, r.eventType, JSON.stringify(r.headers), asBuffer(r.body), r.receivedAt).changes === 0;
+      duplicate[i] = insert.run(r.eventId, r.eventType, JSON.stringify(r.headers), asBuffer(r.body), r.receivedAt, r.traceContext ?? null).changes === 0;
       if (duplicate[i]) continue;
       const m = minuteOf(r.receivedAt);
       if (m !== minute) {

@@ -6,7 +6,7 @@ import type { MappingOutboxStore, QueuedMapping } from '../mapping-outbox.ts';
 
 export function createSqliteMappingOutboxStore(db: Db, clock: Clock): MappingOutboxStore {
   const due = db.prepare(`
-    SELECT entity_type AS entityType, service_id AS serviceId, external_id AS externalId, attempts
+    SELECT entity_type AS entityType, service_id AS serviceId, external_id AS externalId, attempts, trace_context AS traceContext
     FROM mapping_outbox WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`);
   const done = db.prepare(
     'UPDATE mapping_outbox SET state = ?, attempts = attempts + 1, last_error = ?, updated_at = ? WHERE entity_type = ? AND service_id = ?',

@@ -22,15 +22,15 @@ export interface MappingRows {
   find(entityType: MappingEntityType, serviceId: string): string | undefined;
   /** Records the EMR id of a service entity; the first record wins. Returns the id that stands. */
   record(entityType: MappingEntityType, serviceId: string, emrId: string): string;
-  /** Queues the mapping for the service. Idempotent. */
-  enqueue(entityType: MappingEntityType, serviceId: string, externalId: string): void;
+  /** Queues the mapping for the service (with the trace context its post joins, if any). Idempotent. */
+  enqueue(entityType: MappingEntityType, serviceId: string, externalId: string, traceContext?: string): void;
 }
 
 export function createMappingRows(db: Db, clock: Clock): MappingRows {
   const find = db.prepare('SELECT emr_id FROM emr_mappings WHERE entity_type = ? AND service_id = ?').pluck();
   const insert = db.prepare('INSERT INTO emr_mappings (entity_type, service_id, emr_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING');
   const enqueue = db.prepare(
-    'INSERT INTO mapping_outbox (entity_type, service_id, external_id, updated_at, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+    'INSERT INTO mapping_outbox (entity_type, service_id, external_id, updated_at, created_at, trace_context) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
   );
   return {
     find: (t, s) => find.get(t, s) as string | undefined,
@@ -38,9 +38,9 @@ export function createMappingRows(db: Db, clock: Clock): MappingRows {
       insert.run(t, s, emrId, clock.now());
       return find.get(t, s) as string;
     },
-    enqueue: (t, s, externalId) => {
+    enqueue: (t, s, externalId, traceContext) => {
       const now = clock.now();
-      enqueue.run(t, s, externalId, now, now);
+      enqueue.run(t, s, externalId, now, now, traceContext ?? null);
     },
   };
 }

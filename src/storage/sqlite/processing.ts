@@ -23,7 +23,7 @@ const INTAKE_BATCH = 500;
  * those that head their entity (processing_open).
  */
 export const NEXT_EVENTS_SQL = `
-    SELECT p.inbox_id AS inboxId, e.event_id AS eventId, p.entity_key AS entityKey, p.attempts
+    SELECT p.inbox_id AS inboxId, e.event_id AS eventId, p.entity_key AS entityKey, p.attempts, e.trace_context AS traceContext
     FROM processing p JOIN inbox_events e ON e.id = p.inbox_id
     WHERE p.state IN ('pending', 'retrying')
       AND p.inbox_id = (SELECT min(q.inbox_id) FROM processing q WHERE q.entity_key = p.entity_key AND q.state IN ('pending', 'retrying'))
@@ -89,7 +89,7 @@ function createOutcomeWriter(db: Db, clock: Clock, versions: SqliteEntityVersion
       case 'applied':
         for (const v of o.versions)
           written.push({ entityKey: v.entityKey, stored: versions.write(v.entityKey, v.version, v.eventId), ...(v.noted ? { noted: v.version } : {}) });
-        for (const c of o.claims) mappings.enqueue(c.entityType, c.serviceId, c.emrId);
+        for (const c of o.claims) mappings.enqueue(c.entityType, c.serviceId, c.emrId, o.traceContext);
         finish.run('applied', null, clock.now(), o.inboxId);
         return;
       case 'discarded_stale':

@@ -102,7 +102,7 @@ function receiveWebhook(deps: ReceiverDeps): (ctx: Context, span: SpanScope) => 
       });
     } catch (err) {
       if (!(err instanceof WebhookVerificationError)) throw err;
-      span.set({ 'emr_bridge.signature': err.reason, 'http.response.status_code': 401 });
+      span.set({ 'emr_bridge.verification': err.reason, 'http.response.status_code': 401 });
       deps.metrics.eventsRejected.inc({ reason: err.reason });
       deps.logger.warn({ reason: err.reason }, 'webhook rejected');
       // One answer for every verification failure: the caller learns nothing about which check failed.
@@ -110,7 +110,7 @@ function receiveWebhook(deps: ReceiverDeps): (ctx: Context, span: SpanScope) => 
     }
 
     const { eventId, eventType } = identifyEvent(body, ctx.req.headers);
-    span.set({ 'emr_bridge.signature': 'valid', 'emr_bridge.event.id': eventId, 'emr_bridge.event.type': eventType });
+    span.set({ 'emr_bridge.verification': 'valid', 'emr_bridge.event.id': eventId, 'emr_bridge.event.type': eventType });
     let result: Awaited<ReturnType<Inbox['store']>>;
     try {
       const event = { eventId, eventType, headers: keptHeaders(ctx.req.headers), body, traceContext: span.stored() };

@@ -14,7 +14,7 @@ export const ATTRIBUTE_KEYS = {
   'emr_bridge.event.attempt': 'the attempt at an event, counted from 1',
   'emr_bridge.event.outcome': 'what processing led to: applied, discarded_stale, retry, wait, dead, released',
   'emr_bridge.event.duplicate': 'the eventId was stored already: acknowledged, not stored again',
-  'emr_bridge.signature': 'the webhook signature check: valid, or the reason it failed',
+  'emr_bridge.verification': 'the webhook signature check: valid, or the reason it failed',
   'emr_bridge.entity.type': 'patient, doctor, location, appointment',
   'emr_bridge.service_id': "the service's id of the entity (a mapping's, an event's)",
   'emr_bridge.emr.id': "the EMR's id of a record (Patient/12, MRN:MRN000012)",

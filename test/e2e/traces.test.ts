@@ -16,6 +16,7 @@ import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts'
 import { startSimulatorServer } from '../../src/simulator/server.ts';
 import { emrPatient, labReportDocument } from '../support/fhir-builders.ts';
 import { createFhirReader, registerAdapterClient, smartSettings } from '../support/fhir-client.ts';
+import { startHl7Stack } from '../support/hl7-stack.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.ts';
 import { ADMIN, freePort, json, startStack, type Stack, subscribeClinic } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
@@ -210,6 +211,27 @@ describe('traces, end to end', () => {
     },
     60_000,
   );
+});
+
+describe('an HL7 v2 EMR in the trace', () => {
+  it("gives each message the processing sends a span of its own: its type, MSH-10 and the EMR's acknowledgment", async () => {
+    const receiver = await startOtlpReceiver();
+    cleanups.push(() => receiver.close());
+    const h = await startHl7Stack({ clinic: NO_QUIET_HOURS, settings: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
+    cleanups.push(() => h.close());
+    const created = (await h.simPost<{ serviceId: string }>('/_sim/appointments', { clinicId: h.clinicId })).body;
+    const isApplied = (x: ReceivedSpan) =>
+      x.name === 'event process' && x.attributes['emr_bridge.service_id'] === created.serviceId && x.attributes['emr_bridge.event.outcome'] === 'applied';
+    await receiver.waitFor((spans) => spans.some((x) => x.name === 'HL7 SIU^S12' && spans.some((p) => isApplied(p) && p.spanId === x.parentSpanId)), 20_000);
+    const applied = receiver.spans.find(isApplied)!;
+    const receipt = receiver.spans.find((x) => x.spanId === applied.parentSpanId)!;
+    expect(receipt).toMatchObject({ name: 'POST /webhooks/service', traceId: applied.traceId });
+    const messages = childrenOf(receiver.spans, applied).filter((x) => x.name.startsWith('HL7 '));
+    const siu = messages.find((x) => x.name === 'HL7 SIU^S12')!;
+    expect(siu).toMatchObject({ kind: 3, status: { code: 0 }, attributes: { 'hl7.message_type': 'SIU^S12', 'hl7.ack_code': 'AA' } });
+    expect(siu.attributes['hl7.message_control_id']).toMatch(/^[\w-]{20}$/);
+    for (const m of messages) expect(m.attributes['hl7.ack_code']).toMatch(/^[AC]A$/);
+  }, 30_000);
 });
 
 describe("a document's trace, end to end", () => {

@@ -12,10 +12,11 @@ export function createPostgresProcessorReadings(pool: Pool): ProcessorReadings {
   };
   return {
     depth: async () => (await one<number>(`SELECT (SELECT count(*) FROM processing p WHERE ${OPEN}) + (SELECT count(*) FROM inbox_intake) AS v`)) ?? 0,
-    // least() passes over a NULL (nothing of that kind waits).
+    // least() passes over a NULL (nothing of that kind waits). The open rows' received time is the one intake copied
+    // onto them (a row taken in before that copy reads its inbox row).
     oldestOpenReceivedAt: () =>
       one<number>(`SELECT least(
-        (SELECT min(e.received_at) FROM processing p JOIN inbox_events e ON e.id = p.inbox_id WHERE ${OPEN}),
+        (SELECT min(coalesce(p.received_at, (SELECT e.received_at FROM inbox_events e WHERE e.id = p.inbox_id))) FROM processing p WHERE ${OPEN}),
         (SELECT min(e.received_at) FROM inbox_intake q JOIN inbox_events e ON e.id = q.inbox_id)) AS v`),
     mappingsPending: async () => (await one<number>("SELECT count(*) AS v FROM mapping_outbox WHERE state = 'pending'")) ?? 0,
     oldestPendingMappingAt: () => one<number>("SELECT min(created_at) AS v FROM mapping_outbox WHERE state = 'pending'"),

@@ -7,8 +7,12 @@ export function createSqliteProcessorReadings(db: Db): ProcessorReadings {
   const cursor = db.prepare('SELECT last_inbox_id FROM processor_cursor WHERE id = 1').pluck();
   const open = db.prepare("SELECT count(*) FROM processing WHERE state IN ('pending', 'retrying')").pluck();
   const untaken = db.prepare('SELECT count(*) FROM inbox_events WHERE id > ?').pluck();
+  // The received time intake copied onto each processing row: the open rows alone are read (processing_open_order),
+  // not their inbox rows, whose received_at lies past the body. A row taken in before that copy reads its inbox row.
   const oldestOpen = db
-    .prepare("SELECT min(e.received_at) FROM processing p JOIN inbox_events e ON e.id = p.inbox_id WHERE p.state IN ('pending', 'retrying')")
+    .prepare(
+      "SELECT min(coalesce(p.received_at, (SELECT e.received_at FROM inbox_events e WHERE e.id = p.inbox_id))) FROM processing p WHERE p.state IN ('pending', 'retrying')",
+    )
     .pluck();
   const oldestUntaken = db.prepare('SELECT received_at FROM inbox_events WHERE id > ? ORDER BY id LIMIT 1').pluck();
   const mappingsPending = db.prepare("SELECT count(*) FROM mapping_outbox WHERE state = 'pending'").pluck();

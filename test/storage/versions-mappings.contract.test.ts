@@ -83,7 +83,7 @@ describe.each(engines)('stores of versions and mappings on $name', (engine) => {
       expect(await e.stores.mappingOutbox.pending()).toBe(3);
       const due = await e.stores.mappingOutbox.claimDue(10, 60_000);
       expect(due.map((m) => m.serviceId).sort()).toEqual(['d1', 'd2', 'd3']);
-      expect(due.find((m) => m.serviceId === 'd1')).toEqual({ entityType: 'doctor', serviceId: 'd1', externalId: 'E-d1', attempts: 0 });
+      expect(due.find((m) => m.serviceId === 'd1')).toEqual({ entityType: 'doctor', serviceId: 'd1', externalId: 'E-d1', attempts: 0, traceContext: null });
       const [d1, d2, d3] = ['d1', 'd2', 'd3'].map((s) => due.find((m) => m.serviceId === s)!);
       await e.stores.mappingOutbox.markSent([d1!]);
       await e.stores.mappingOutbox.retryAt(d2!, e.clock.now() + 90_000, 'service_unreachable: down');

@@ -9,6 +9,8 @@
 // hl7: the adapter on an HL7 v2 EMR (the bundled one) against a bare MLLP client, MDM documents, and memory
 // over many 1 MB documents (./hl7.ts).
 // sealing: patient data sealed at rest, on against off: serve under wrk and the processor's in-process workload (./sealing.ts).
+// tracing: traces on (every trace sampled, exported to a local OTLP sink) against off (no endpoint): serve under wrk and
+// the processor, in process and over HTTP (./tracing.ts); with BENCH_BEFORE, off against that checkout's serve too.
 import { benchReceiver } from './receiver.ts';
 import { benchReceiverPostgres } from './receiver-postgres.ts';
 import { benchReceiverWrk } from './receiver-wrk.ts';
@@ -17,6 +19,7 @@ import { benchProcessor } from './processor.ts';
 import { benchPusher } from './pusher.ts';
 import { benchHl7 } from './hl7.ts';
 import { benchSealing } from './sealing.ts';
+import { benchTracing } from './tracing.ts';
 import { WrkMissingError } from './wrk/run-wrk.ts';
 
 type Bench = () => Promise<{ rows: Record<string, string | number>[]; ok?: boolean }>;
@@ -32,6 +35,7 @@ const benches: Record<string, Bench> = {
   'fhir-server': async () => (await import('./fhir-server.ts')).benchFhirServer(),
   hl7: benchHl7,
   sealing: benchSealing,
+  tracing: benchTracing,
 };
 
 const OPT_IN = new Set(['receiver-node', 'receiver-profile']);

@@ -188,12 +188,8 @@ export function createEventHandling(deps: EventHandlingDeps): EventHandling {
       return true;
     }
     const { event, entityKey } = parsed;
-    const colon = entityKey.indexOf(':');
-    span.set({
-      'emr_bridge.event.type': event.eventType,
-      'emr_bridge.entity.type': entityKey.slice(0, colon),
-      'emr_bridge.service_id': entityKey.slice(colon + 1),
-    });
+    // The entity's type is the event type's first word (appointment.created): its service id is enough.
+    span.set({ 'emr_bridge.event.type': event.eventType, 'emr_bridge.service_id': entityKey.slice(entityKey.indexOf(':') + 1) });
     if (await discardIfStale(c, event, entityKey, log, batch)) {
       span.set({ 'emr_bridge.event.outcome': 'discarded_stale' });
       return true;

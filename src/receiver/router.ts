@@ -1,7 +1,7 @@
 // POST /webhooks/service: raw bytes first (with a size limit), then the signature, then the durable
 // inbox, then 2xx. Nothing is parsed or processed here; the processor does that in the background.
-// With tracing on, the receipt is a span (its parent the request's `traceparent`, when it has one) with the
-// inbox commit as its child, and its trace context is stored with the row: the processing joins that trace.
+// With tracing on, the receipt is a span (its parent the request's `traceparent`, when it has one) marking the
+// inbox commit, and its trace context is stored with the row: the processing joins that trace.
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
@@ -12,7 +12,7 @@ import type { Inbox } from '../inbox/inbox.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { verifyWebhook, WebhookVerificationError } from '../signature/webhook-signature.ts';
-import { incomingTraceparent, inSpan, SPAN_NAMES, type SpanScope } from '../tracing/spans.ts';
+import { incomingTraceparent, inSpan, SPAN_EVENTS, SPAN_NAMES, type SpanScope } from '../tracing/spans.ts';
 import { readBodyPieces } from './body-reader.ts';
 import { identifyEvent, keptHeaders } from './event-identity.ts';
 import { type QuarantineIntake, receiveOversized } from './quarantine-intake.ts';
@@ -71,8 +71,11 @@ export function createReceiverRouter(deps: ReceiverDeps): Router {
   return routeDirectly(router, { method: 'POST', path: WEBHOOK_PATH, handle });
 }
 
-/** The receipt's span attributes known before anything is read (never mutated). */
+/** The receipt's span attributes known before anything is read, and those of its answers (never mutated). */
 const RECEIPT = Object.freeze({ 'http.request.method': 'POST', 'http.route': WEBHOOK_PATH });
+const ANSWERED = Object.freeze({ 'http.response.status_code': 200 });
+/** A duplicate is said; a first delivery, nearly every one, is not (one attribute fewer to export per webhook). */
+const DUPLICATE_ANSWERED = Object.freeze({ 'http.response.status_code': 200, 'emr_bridge.event.duplicate': true });
 
 function webhookHandler(deps: ReceiverDeps): (ctx: Context) => Promise<void> {
   const receive = receiveWebhook(deps);
@@ -113,15 +116,15 @@ function receiveWebhook(deps: ReceiverDeps): (ctx: Context, span: SpanScope) => 
     span.set({ 'emr_bridge.verification': 'valid', 'emr_bridge.event.id': eventId, 'emr_bridge.event.type': eventType });
     let result: Awaited<ReturnType<Inbox['store']>>;
     try {
-      const event = { eventId, eventType, headers: keptHeaders(ctx.req.headers), body, traceContext: span.stored() };
-      result = await inSpan(SPAN_NAMES.inboxCommit, {}, () => deps.inbox.store(event));
+      result = await deps.inbox.store({ eventId, eventType, headers: keptHeaders(ctx.req.headers), body, traceContext: span.stored() });
+      span.mark(SPAN_EVENTS.inboxCommitted);
     } catch (err) {
       span.set({ 'http.response.status_code': 503 });
       deps.metrics.eventsRejected.inc({ reason: 'inbox_unavailable' });
       throw err;
     }
     deps.logger.debug({ eventId, eventType, duplicate: result.duplicate }, 'webhook stored');
-    span.set({ 'emr_bridge.event.duplicate': result.duplicate, 'http.response.status_code': 200 });
+    span.set(result.duplicate ? DUPLICATE_ANSWERED : ANSWERED);
     ctx.status = 200;
     ctx.body = { received: true, duplicate: result.duplicate };
     deps.metrics.webhookAcknowledged(eventType, result.duplicate, (performance.now() - started) / 1000);

@@ -11,12 +11,13 @@
 import {
   type Context,
   context,
+  isSpanContextValid,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
   SpanStatusCode,
   type TextMapGetter,
-  type TextMapSetter,
+  TraceFlags,
   type Tracer,
   trace,
 } from '@opentelemetry/api';
@@ -26,10 +27,16 @@ import { allowedAttributes, type SpanAttributes } from './attributes.ts';
 
 export type { AttributeKey, SpanAttributes } from './attributes.ts';
 
+/** What a span may record as an event: a moment in it with a name (and no attributes). */
+export const SPAN_EVENTS = {
+  /** The receipt's inbox commit: the event is durable (or was stored already). */
+  inboxCommitted: 'inbox commit',
+} as const;
+export type SpanEventName = (typeof SPAN_EVENTS)[keyof typeof SPAN_EVENTS];
+
 /** Every span name emr-bridge uses but the calls' own (FHIR, HL7, service), whose names say what they call. */
 export const SPAN_NAMES = {
   webhook: 'POST /webhooks/service',
-  inboxCommit: 'inbox commit',
   processEvent: 'event process',
   mappingPost: 'mapping post',
   documentScan: 'document scan',
@@ -69,24 +76,21 @@ export interface SpanScope {
   fail(err: unknown): void;
   /** The span's trace context, to store with the row it writes; undefined while tracing is off. */
   stored(): string | undefined;
+  /** Records a moment of the span (SPAN_EVENTS). */
+  mark(event: SpanEventName): void;
 }
 
 const NO_SCOPE: SpanScope = Object.freeze({
-  set: () => undefined,
-  fail: () => undefined,
+  set() {},
+  fail() {},
   stored: () => undefined,
+  mark() {},
 });
 
 const propagator = new W3CTraceContextPropagator();
 const fromStored: TextMapGetter<string> = {
   get: (carrier, key) => (key === 'traceparent' ? carrier : undefined),
   keys: () => ['traceparent'],
-};
-
-const toStored: TextMapSetter<{ traceparent?: string }> = {
-  set(carrier, key, value) {
-    if (key === 'traceparent') carrier.traceparent = value;
-  },
 };
 
 let tracer: Tracer | undefined;
@@ -104,11 +108,14 @@ function contextOf(stored: string | null): Context {
   return stored ? propagator.extract(ROOT_CONTEXT, stored, fromStored) : ROOT_CONTEXT;
 }
 
-/** The W3C traceparent of a span: what a row stores and an outgoing request carries. */
+/**
+ * The W3C traceparent (version 00) of the span in `ctx`: what a row stores and an outgoing request carries, as
+ * W3CTraceContextPropagator.inject writes it, without its carrier (tracestate is not stored).
+ */
 function traceparentOf(ctx: Context): string | undefined {
-  const carrier: { traceparent?: string } = {};
-  propagator.inject(ctx, carrier, toStored);
-  return carrier.traceparent;
+  const c = trace.getSpanContext(ctx);
+  if (c === undefined || !isSpanContextValid(c)) return undefined;
+  return `00-${c.traceId}-${c.spanId}-${c.traceFlags & TraceFlags.SAMPLED ? '01' : '00'}`;
 }
 
 function failed(span: Span, err: unknown): void {
@@ -118,12 +125,25 @@ function failed(span: Span, err: unknown): void {
   span.setStatus({ code: SpanStatusCode.ERROR, message: code });
 }
 
-function scopeOf(span: Span, ctx: Context): SpanScope {
-  return {
-    set: (attributes) => void span.setAttributes(allowedAttributes(attributes)),
-    fail: (err) => failed(span, err),
-    stored: () => traceparentOf(ctx),
-  };
+/** A span's scope: one object with its methods on the prototype (nothing made per span but the object). */
+class Scope implements SpanScope {
+  constructor(
+    private readonly span: Span,
+    private readonly ctx: Context,
+  ) {}
+  set(attributes: SpanAttributes): void {
+    // A span the sampler left out records nothing: its attributes are not even checked.
+    if (this.span.isRecording()) this.span.setAttributes(allowedAttributes(attributes));
+  }
+  fail(err: unknown): void {
+    failed(this.span, err);
+  }
+  stored(): string | undefined {
+    return traceparentOf(this.ctx);
+  }
+  mark(event: SpanEventName): void {
+    this.span.addEvent(event);
+  }
 }
 
 /**
@@ -138,7 +158,7 @@ export function inSpan<T>(name: SpanName, attributes: SpanAttributes, fn: (scope
   const ctx = trace.setSpan(parent, span);
   let result: Promise<T>;
   try {
-    result = context.with(ctx, fn, undefined, scopeOf(span, ctx));
+    result = context.with(ctx, fn, undefined, new Scope(span, ctx));
   } catch (err) {
     failed(span, err);
     span.end();

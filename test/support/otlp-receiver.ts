@@ -1,58 +1,10 @@
 // An OTLP/HTTP trace receiver in this process, on loopback: what a collector's otlp receiver (protocols: http)
-// does with POST /v1/traces, protobuf (decoded with protobufjs from the OTLP trace schema below, field numbers
-// as in opentelemetry-proto) or JSON (OTLP/JSON: hex ids, lowerCamelCase keys). Every span becomes one plain
+// does with POST /v1/traces, protobuf (decoded with protobufjs from the OTLP trace schema of
+// bench/support/otlp-trace-schema.ts, field numbers as in opentelemetry-proto) or JSON (OTLP/JSON: hex ids, lowerCamelCase keys). Every span becomes one plain
 // shape, whichever encoding it came in, for the tests to read.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import protobuf from 'protobufjs';
-
-/** The OTLP trace export request, as opentelemetry-proto defines it (common, resource, trace, collector). */
-const OTLP_TRACE_PROTO = `
-syntax = "proto3";
-package otlp;
-message AnyValue {
-  oneof value {
-    string string_value = 1;
-    bool bool_value = 2;
-    int64 int_value = 3;
-    double double_value = 4;
-    ArrayValue array_value = 5;
-    KeyValueList kvlist_value = 6;
-    bytes bytes_value = 7;
-  }
-}
-message ArrayValue { repeated AnyValue values = 1; }
-message KeyValueList { repeated KeyValue values = 1; }
-message KeyValue { string key = 1; AnyValue value = 2; }
-message InstrumentationScope { string name = 1; string version = 2; repeated KeyValue attributes = 3; uint32 dropped_attributes_count = 4; }
-message Resource { repeated KeyValue attributes = 1; uint32 dropped_attributes_count = 2; }
-message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
-message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; string schema_url = 3; }
-message ScopeSpans { InstrumentationScope scope = 1; repeated Span spans = 2; string schema_url = 3; }
-message Span {
-  bytes trace_id = 1;
-  bytes span_id = 2;
-  string trace_state = 3;
-  bytes parent_span_id = 4;
-  fixed32 flags = 16;
-  string name = 5;
-  int32 kind = 6;
-  fixed64 start_time_unix_nano = 7;
-  fixed64 end_time_unix_nano = 8;
-  repeated KeyValue attributes = 9;
-  uint32 dropped_attributes_count = 10;
-  repeated Event events = 11;
-  uint32 dropped_events_count = 12;
-  repeated Link links = 13;
-  uint32 dropped_links_count = 14;
-  Status status = 15;
-  message Event { fixed64 time_unix_nano = 1; string name = 2; repeated KeyValue attributes = 3; uint32 dropped_attributes_count = 4; }
-  message Link { bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; repeated KeyValue attributes = 4; uint32 dropped_attributes_count = 5; fixed32 flags = 6; }
-}
-message Status { string message = 2; int32 code = 3; }
-`;
-
-const ExportTraceServiceRequest = protobuf.parse(OTLP_TRACE_PROTO, { keepCase: true }).root.lookupType('otlp.ExportTraceServiceRequest');
+import { ExportTraceServiceRequest } from '../../bench/support/otlp-trace-schema.ts';
 
 export type AttributeValue = string | number | boolean | AttributeValue[] | null;
 

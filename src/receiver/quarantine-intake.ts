@@ -33,15 +33,17 @@ export interface QuarantineIntake {
   metrics: QuarantineMetrics;
 }
 
-/** What the receiver's handler passes on (src/receiver/router.ts ReceiverDeps). */
+/** What the receiver's handler passes on (src/receiver/router.ts ReceiverDeps adds the inbox). */
 export interface OversizedDeps {
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
+  /** Read on every request, so a rotation (or zero-configuration set-up) can change them without a restart. */
   keyId: () => string;
   secrets: () => readonly string[];
   toleranceSeconds: number;
   maxBodyBytes: number;
+  /** Where a signed webhook over maxBodyBytes is kept; without it, 413 as before. */
   quarantine?: QuarantineIntake;
 }
 

@@ -5,32 +5,20 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
-import type { Clock } from '../clock.ts';
 import { AppError, UnauthorizedError } from '../errors.ts';
 import { routeDirectly } from '../app/app.ts';
 import type { Inbox } from '../inbox/inbox.ts';
-import type { Logger } from '../logger.ts';
-import type { Metrics } from '../metrics/metrics.ts';
 import { verifyWebhook, WebhookVerificationError } from '../signature/webhook-signature.ts';
 import { incomingTraceparent, inSpan, SPAN_EVENTS, SPAN_NAMES, type SpanScope } from '../tracing/spans.ts';
 import { readBodyPieces } from './body-reader.ts';
 import { identifyEvent, keptHeaders } from './event-identity.ts';
-import { type QuarantineIntake, receiveOversized } from './quarantine-intake.ts';
+import { type OversizedDeps, receiveOversized } from './quarantine-intake.ts';
 
 export const WEBHOOK_PATH = '/webhooks/service';
 
-export interface ReceiverDeps {
+/** What the receiver takes: the inbox, and what an oversized webhook's path takes too (./quarantine-intake.ts). */
+export interface ReceiverDeps extends OversizedDeps {
   inbox: Inbox;
-  clock: Clock;
-  logger: Logger;
-  metrics: Metrics;
-  /** Read on every request, so a rotation (or zero-configuration set-up) can change them without a restart. */
-  keyId: () => string;
-  secrets: () => readonly string[];
-  toleranceSeconds: number;
-  maxBodyBytes: number;
-  /** Where a signed webhook over maxBodyBytes is kept (./quarantine-intake.ts); without it, 413 as before. */
-  quarantine?: QuarantineIntake;
 }
 
 class PayloadTooLargeError extends AppError {

@@ -76,6 +76,20 @@ const SECRETS: { name: (typeof SECRET_SETTINGS)[number]; value: string; beside: 
     expected: { mode: 'bearer', token: 'bearer-from-a-file-4' },
   },
   { name: 'ADMIN_TOKEN', value: 'admin-token-from-a-file-5', beside: without('ADMIN_TOKEN'), read: (c) => c.adminToken, expected: 'admin-token-from-a-file-5' },
+  {
+    name: 'OTEL_EXPORTER_OTLP_HEADERS',
+    value: 'x-honeycomb-team=key-from-a-file-6',
+    beside: { ...real, OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector.example.test' },
+    read: (c) => c.tracing?.headers,
+    expected: { 'x-honeycomb-team': 'key-from-a-file-6' },
+  },
+  {
+    name: 'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
+    value: 'authorization=Bearer from-a-file-7',
+    beside: { ...real, OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector.example.test' },
+    read: (c) => c.tracing?.headers,
+    expected: { authorization: 'Bearer from-a-file-7' },
+  },
 ];
 
 describe('the secret settings', () => {
@@ -220,7 +234,7 @@ describe('file settings among the unknown-setting check', () => {
 
   it('says that a setting which is no secret has no _FILE variant', () => {
     expect(problems({ FHIR_BASE_URL_FILE: '/run/secrets/url' })).toEqual([
-      'FHIR_BASE_URL_FILE: not a setting of emr-bridge; only secrets are read from a file (DATABASE_URL_FILE, SERVICE_API_KEY_FILE, SERVICE_SIGNING_SECRETS_FILE, FHIR_BEARER_TOKEN_FILE, ADMIN_TOKEN_FILE), so set FHIR_BASE_URL itself',
+      'FHIR_BASE_URL_FILE: not a setting of emr-bridge; only secrets are read from a file (DATABASE_URL_FILE, SERVICE_API_KEY_FILE, SERVICE_SIGNING_SECRETS_FILE, FHIR_BEARER_TOKEN_FILE, ADMIN_TOKEN_FILE, OTEL_EXPORTER_OTLP_HEADERS_FILE, OTEL_EXPORTER_OTLP_TRACES_HEADERS_FILE), so set FHIR_BASE_URL itself',
     ]);
   });
 

@@ -160,27 +160,41 @@ interface Measurement {
 
 const sentBy = (r: WrkResult) => r.threads.reduce((n, t) => n + t.built, 0);
 
+export interface LoadedServer {
+  warm: WrkResult;
+  run: WrkResult;
+  /** The server's CPU (every thread) per request of the measured run, µs. */
+  cpuUsPerRequest: number;
+  /** Its database, for the checks made once it has stopped. */
+  dbPath?: string;
+}
+
+/**
+ * A server of `kind` started in `dir`, warmed up, then the measured wrk run with its CPU read, and stopped
+ * (SIGTERM: an adapter exports or flushes what it holds before it exits). `label` names it should it exit badly.
+ */
+export async function loadServer(kind: ServerKind, dir: string, label: string, extraEnv: Record<string, string | undefined> = {}): Promise<LoadedServer> {
+  const { child, dbPath } = await startServer(kind, dir, [], extraEnv);
+  try {
+    const warm = await loadOnce(dir, child.url, 'warmup', WARMUP_DELIVERIES, WARMUP_SECONDS);
+    const pid = child.proc.pid!;
+    let cpu0 = 0;
+    const run = await loadOnce(dir, child.url, 'run', deliveriesFor(kind, warm.rps, SECONDS), SECONDS, () => {
+      cpu0 = cpuSeconds(pid);
+    });
+    const cpu = cpuSeconds(pid) - cpu0;
+    return { warm, run, cpuUsPerRequest: (cpu * 1e6) / Math.max(1, run.requests), ...(dbPath ? { dbPath } : {}) };
+  } finally {
+    const code = await child.stop('SIGTERM');
+    if (code !== 0) process.stderr.write(`${label} exited with ${code}:\n${child.output().slice(-2000)}\n`);
+  }
+}
+
 async function measure(kind: ServerKind, round: number): Promise<Measurement> {
   const dir = mkdtempSync(join(tmpdir(), `emr-bridge-bench-wrk-${kind}-`));
   try {
-    const { child, dbPath } = await startServer(kind, dir);
-    let warm: WrkResult;
-    let run: WrkResult;
-    let cpu: number;
-    try {
-      warm = await loadOnce(dir, child.url, 'warmup', WARMUP_DELIVERIES, WARMUP_SECONDS);
-      const count = deliveriesFor(kind, warm.rps, SECONDS);
-      const pid = child.proc.pid!;
-      let cpu0 = 0;
-      run = await loadOnce(dir, child.url, 'run', count, SECONDS, () => {
-        cpu0 = cpuSeconds(pid);
-      });
-      cpu = cpuSeconds(pid) - cpu0;
-    } finally {
-      const code = await child.stop('SIGTERM');
-      if (code !== 0) process.stderr.write(`${LABELS[kind]} exited with ${code}:\n${child.output().slice(-2000)}\n`);
-    }
-    const m: Measurement = { kind, round, run, cpuUsPerResponse: (cpu * 1e6) / Math.max(1, run.requests) };
+    const { warm, run, cpuUsPerRequest, dbPath } = await loadServer(kind, dir, LABELS[kind]);
+    const m: Measurement = { kind, round, run, cpuUsPerResponse: cpuUsPerRequest };
     if (dbPath) m.inbox = checkInbox(dbPath, [warm, run]);
     return m;
   } finally {

@@ -26,7 +26,7 @@ import { createSealer, type Sealer } from '../src/sealing/sealer.ts';
 import { GENERATED_KEY_FILE } from '../src/sealing/settings.ts';
 import { INBOX_BODY, sealContext } from '../src/storage/sealed-contexts.ts';
 import { measure as measureProcessor } from './processor.ts';
-import { cpuSeconds, deliveriesFor, inboxProblems, loadOnce, median, ROUNDS, SECONDS, startServer, WARMUP_DELIVERIES, WARMUP_SECONDS } from './receiver-wrk.ts';
+import { inboxProblems, loadServer, median, ROUNDS } from './receiver-wrk.ts';
 import type { Run } from './support/processor-workload.ts';
 import { requireWrk, type WrkResult } from './wrk/run-wrk.ts';
 
@@ -52,24 +52,13 @@ async function measureServe(setting: Setting, round: number): Promise<ServeRun> 
   const dir = mkdtempSync(join(tmpdir(), `emr-bridge-bench-sealing-${setting}-`));
   try {
     // No key source from this shell: `on` is zero-configuration mode (a key generated under DATA_DIR).
-    const { child, dbPath } = await startServer('serve', dir, [], { DATA_ENCRYPTION: setting, DATA_KEYS_PATH: undefined, DATA_KEYS_COMMAND: undefined });
-    let warm: WrkResult;
-    let run: WrkResult;
-    let cpu: number;
-    try {
-      warm = await loadOnce(dir, child.url, 'warmup', WARMUP_DELIVERIES, WARMUP_SECONDS);
-      const pid = child.proc.pid!;
-      let cpu0 = 0;
-      run = await loadOnce(dir, child.url, 'run', deliveriesFor('serve', warm.rps, SECONDS), SECONDS, () => {
-        cpu0 = cpuSeconds(pid);
-      });
-      cpu = cpuSeconds(pid) - cpu0;
-    } finally {
-      const code = await child.stop('SIGTERM');
-      if (code !== 0) process.stderr.write(`serve (sealing ${setting}) exited with ${code}:\n${child.output().slice(-2000)}\n`);
-    }
+    const { warm, run, cpuUsPerRequest, dbPath } = await loadServer('serve', dir, `serve (sealing ${setting})`, {
+      DATA_ENCRYPTION: setting,
+      DATA_KEYS_PATH: undefined,
+      DATA_KEYS_COMMAND: undefined,
+    });
     const inbox = await checkInbox(dbPath!, dir, setting, [warm, run]);
-    return { setting, round, run, cpuUsPerRequest: (cpu * 1e6) / Math.max(1, run.requests), inbox };
+    return { setting, round, run, cpuUsPerRequest, inbox };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -30,7 +30,7 @@ import type { EmrPort } from '../src/emr/port.ts';
 import { silentLogger } from '../src/logger.ts';
 import { startTracing } from '../src/tracing/provider.ts';
 import { measure as measureProcessor } from './processor.ts';
-import { cpuSeconds, deliveriesFor, inboxProblems, loadOnce, median, ROUNDS, SECONDS, startServer, WARMUP_DELIVERIES, WARMUP_SECONDS } from './receiver-wrk.ts';
+import { inboxProblems, loadServer, median, ROUNDS } from './receiver-wrk.ts';
 import { type Child, startChild } from './support/child.ts';
 import type { Run } from './support/processor-workload.ts';
 import { requireWrk, type WrkResult } from './wrk/run-wrk.ts';
@@ -95,23 +95,13 @@ async function measureServe(setting: Setting, round: number, sink: Child): Promi
   const dir = mkdtempSync(join(tmpdir(), `emr-bridge-bench-tracing-${setting}-`));
   try {
     await resetSink(sink);
-    const { child, dbPath } = await startServer(setting === 'before' ? 'serve-before' : 'serve', dir, [], envOf(setting, sink.url));
-    let warm: WrkResult;
-    let run: WrkResult;
-    let cpu: number;
-    try {
-      warm = await loadOnce(dir, child.url, 'warmup', WARMUP_DELIVERIES, WARMUP_SECONDS);
-      const pid = child.proc.pid!;
-      let cpu0 = 0;
-      run = await loadOnce(dir, child.url, 'run', deliveriesFor('serve', warm.rps, SECONDS), SECONDS, () => {
-        cpu0 = cpuSeconds(pid);
-      });
-      cpu = cpuSeconds(pid) - cpu0;
-    } finally {
-      // SIGTERM closes the adapter, which exports the spans it still holds before it exits.
-      const code = await child.stop('SIGTERM');
-      if (code !== 0) process.stderr.write(`serve (tracing ${setting}) exited with ${code}:\n${child.output().slice(-2000)}\n`);
-    }
+    // Stopped with SIGTERM: the adapter exports the spans it still holds before it exits.
+    const { warm, run, cpuUsPerRequest, dbPath } = await loadServer(
+      setting === 'before' ? 'serve-before' : 'serve',
+      dir,
+      `serve (tracing ${setting})`,
+      envOf(setting, sink.url),
+    );
     const db = new Database(dbPath!, { readonly: true });
     // Today's schema has no trace_context column.
     const tracedColumn = setting === 'before' ? '0' : 'count(trace_context)';
@@ -131,7 +121,7 @@ async function measureServe(setting: Setting, round: number, sink: Child): Promi
       if (receipts < expected) problems.push(`${receipts} receipt spans exported for ${counts.rows} events stored`);
       if (spans!.undecoded) problems.push(`${spans!.undecoded} exports the sink could not decode`);
     } else if (counts.traced) problems.push(`${counts.traced} rows with a trace context, tracing off`);
-    return { setting, round, run, cpuUsPerRequest: (cpu * 1e6) / Math.max(1, run.requests), rows: counts.rows, problems, ...(spans ? { spans } : {}) };
+    return { setting, round, run, cpuUsPerRequest, rows: counts.rows, problems, ...(spans ? { spans } : {}) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -3,6 +3,7 @@
 // with a progress bar on standard error; at the end, which key ids are still in use, and which keys of the key
 // file no longer seal anything (they may leave the file once no backup that needs them is kept). The mechanism
 // is src/storage/sealed-values.ts; this file is its command line.
+import { type Clock, systemClock } from '../clock.ts';
 import { existsSync } from 'node:fs';
 import { loadConfig } from '../config.ts';
 import { loadSealer } from '../sealing/load.ts';
@@ -21,7 +22,7 @@ export function openConfiguredSealedValues(config: { databaseUrl?: string; datab
 }
 
 /** `[#########...........]  45%  inbox_events.body 4,500 of 10,000 (re-sealed 4,100)`, redrawn in place on a terminal. */
-function progressBar(): { update(p: RotationProgress): void; done(): void } {
+function progressBar(clock: Clock): { update(p: RotationProgress): void; done(): void } {
   const tty = process.stderr.isTTY === true;
   let lastLine = '';
   let lastAt = 0;
@@ -31,9 +32,9 @@ function progressBar(): { update(p: RotationProgress): void; done(): void } {
       const filled = Math.round(share * 30);
       const line = `[${'#'.repeat(filled)}${'.'.repeat(30 - filled)}] ${String(Math.round(share * 100)).padStart(3)}%  ${p.column.table}.${p.column.column} ${p.seen.toLocaleString('en')} of ${p.total.toLocaleString('en')} (re-sealed ${p.resealed.toLocaleString('en')})`;
       if (tty) process.stderr.write(`\r${line}`);
-      else if (Date.now() - lastAt > 2000 || p.seen === p.total) {
+      else if (clock.now() - lastAt > 2000 || p.seen === p.total) {
         note(line);
-        lastAt = Date.now();
+        lastAt = clock.now();
       }
       lastLine = line;
     },
@@ -76,7 +77,7 @@ export async function rotateDataKeys(pageSize?: number): Promise<number> {
   const store = openConfiguredSealedValues(config);
   try {
     note(`re-sealing every stored value under the current key ${sealer.currentKid}`);
-    const bar = progressBar();
+    const bar = progressBar(systemClock);
     const result = await rotateSealedValues(store, sealer, { ...(pageSize ? { pageSize } : {}), onProgress: (p) => bar.update(p) });
     bar.done();
     note(

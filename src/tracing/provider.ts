@@ -6,6 +6,7 @@
 //
 // Spans are batched (BatchSpanProcessor) and posted over OTLP/HTTP, protobuf or JSON, by a background timer:
 // a slow or absent collector never holds a request or an event; past the queue's bound, spans are dropped.
+import { type Clock, systemClock } from '../clock.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { context, type DiagLogger, diag, DiagLogLevel, trace } from '@opentelemetry/api';
@@ -75,11 +76,11 @@ function packageVersion(): string {
 }
 
 /** The SDK's complaints (a collector that refuses or cannot be reached) as warnings, one a minute at most. */
-function complaints(logger: Logger): (message: string) => void {
+function complaints(logger: Logger, clock: Clock): (message: string) => void {
   let last = -Infinity;
   let quiet = 0;
   return (message) => {
-    const now = Date.now();
+    const now = clock.now();
     if (now - last < COMPLAINT_EVERY_MS) {
       quiet++;
       return;
@@ -96,7 +97,8 @@ function diagLogger(complain: (message: string) => void): DiagLogger {
 }
 
 /** Builds the SDK and registers it (the context manager too: log lines inside a span carry its ids). */
-export function startTracing(settings: TracingSettings, logger: Logger): RunningTracing {
+/** `clock` paces the export warnings (real time by default: a simulated clock would not tell a minute). */
+export function startTracing(settings: TracingSettings, logger: Logger, clock: Clock = systemClock): RunningTracing {
   const contextManager = new AsyncLocalStorageContextManager().enable();
   if (!context.setGlobalContextManager(contextManager)) {
     contextManager.disable();
@@ -120,7 +122,7 @@ export function startTracing(settings: TracingSettings, logger: Logger): Running
     forceFlushTimeoutMillis: BATCH.exportTimeoutMillis,
   });
   trace.setGlobalTracerProvider(provider);
-  const complain = complaints(logger);
+  const complain = complaints(logger, clock);
   setGlobalErrorHandler((err) => complain(err instanceof Error ? err.message : String(err)));
   diag.setLogger(diagLogger(complain), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
   useTracer(provider.getTracer('emr-bridge', packageVersion()));

@@ -59,7 +59,12 @@ const schema = z.object({
   PROCESSOR_BACKOFF_MAX_MS: int(5 * 60_000, 1),
   PROCESSOR_LEASE_MS: int(60_000, 1_000),
   PROCESSOR_POLL_MS: int(200, 10),
-  PROCESSOR_CONCURRENCY: int(4, 1, 64),
+  // Events in flight at once; unset: EMR_MAX_CONCURRENCY, so every EMR call the limit allows has an event to make it.
+  PROCESSOR_CONCURRENCY: z.coerce.number().int().min(1).max(256).optional(),
+  // The most EMR calls in flight at once (the adaptive limit's ceiling, and the FHIR client's connections).
+  EMR_MAX_CONCURRENCY: int(32, 1, 256),
+  // The most calls to the service in flight at once (mapping posts).
+  SERVICE_MAX_CONCURRENCY: int(16, 1, 256),
   // Patient data at rest (src/sealing/settings.ts): where the data keys come from, and whether new values are sealed.
   ...DATA_KEYS_SETTINGS_SHAPE,
   // Traces (src/tracing/settings.ts): the standard OpenTelemetry variables; no endpoint, no tracing.
@@ -126,6 +131,8 @@ export interface Config {
     keyId?: string;
     signingSecrets: string[];
     timeoutMs: number;
+    /** SERVICE_MAX_CONCURRENCY: calls to the service in flight at once (mapping posts). */
+    maxConcurrency: number;
   };
   /** quarantineBytes: WEBHOOK_QUARANTINE_BYTES, the room of the quarantine of signed webhooks over maxBodyBytes (0: none). */
   webhook: { toleranceSeconds: number; maxBodyBytes: number; quarantineBytes: number };
@@ -133,6 +140,8 @@ export interface Config {
   emr: EmrConfig;
   /** EMR_DOWNTIME: the EMR's planned downtime windows (none: only what operators set through the admin API). */
   emrDowntime: readonly DowntimeWindow[];
+  /** EMR_MAX_CONCURRENCY: the most EMR calls in flight at once (src/work/adaptive-limit.ts lowers it while the EMR pushes back). */
+  emrMaxConcurrency: number;
   adminToken?: string;
   /** ADMIN_CREDENTIALS_FILE: the named admin credentials (absolute path); read and checked at start. */
   adminCredentialsFile?: string;
@@ -151,6 +160,7 @@ export interface Config {
     backoffMaxMs: number;
     leaseMs: number;
     pollMs: number;
+    /** Events in flight at once (PROCESSOR_CONCURRENCY, by default EMR_MAX_CONCURRENCY). */
     concurrency: number;
   };
   /**
@@ -233,10 +243,12 @@ export function parseConfig(env: Record<string, string | undefined>, scope: Conf
       ...(s.SERVICE_KEY_ID ? { keyId: s.SERVICE_KEY_ID } : {}),
       signingSecrets: s.SERVICE_SIGNING_SECRETS,
       timeoutMs: s.SERVICE_TIMEOUT_MS,
+      maxConcurrency: s.SERVICE_MAX_CONCURRENCY,
     },
     webhook: { toleranceSeconds: s.WEBHOOK_TOLERANCE_SECONDS, maxBodyBytes: s.WEBHOOK_MAX_BODY_BYTES, quarantineBytes: s.WEBHOOK_QUARANTINE_BYTES },
     emr,
     emrDowntime: downtime.windows,
+    emrMaxConcurrency: s.EMR_MAX_CONCURRENCY,
     ...(s.ADMIN_TOKEN ? { adminToken: s.ADMIN_TOKEN } : {}),
     ...(s.ADMIN_CREDENTIALS_FILE ? { adminCredentialsFile: resolve(s.ADMIN_CREDENTIALS_FILE) } : {}),
     adminMaxBodyBytes: s.ADMIN_MAX_BODY_BYTES,
@@ -250,7 +262,7 @@ export function parseConfig(env: Record<string, string | undefined>, scope: Conf
       backoffMaxMs: s.PROCESSOR_BACKOFF_MAX_MS,
       leaseMs: s.PROCESSOR_LEASE_MS,
       pollMs: s.PROCESSOR_POLL_MS,
-      concurrency: s.PROCESSOR_CONCURRENCY,
+      concurrency: s.PROCESSOR_CONCURRENCY ?? s.EMR_MAX_CONCURRENCY,
     },
     dataKeys,
     ...(tracing ? { tracing } : {}),

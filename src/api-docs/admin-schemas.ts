@@ -211,6 +211,27 @@ export const adminSchemas = {
           }),
         })
         .optional(),
+      emrCalls: z
+        .strictObject({
+          limit: z
+            .number()
+            .int()
+            .describe(
+              'EMR calls allowed in flight now: EMR_MAX_CONCURRENCY, halved when the EMR pushes back (429, 503 with Retry-After) or its latency climbs, raised by one per round of answers as it recovers.',
+            ),
+          max: z.number().int().describe('EMR_MAX_CONCURRENCY: the most ever allowed.'),
+          inFlight: z.number().int().describe('EMR calls in flight now.'),
+          waiting: z.number().int().describe('Calls waiting for a slot now.'),
+        })
+        .optional()
+        .describe('The EMR calls in flight and their limit (FHIR; an HL7 v2 EMR is bounded by its MLLP links instead).'),
+      emrLinks: z
+        .strictObject({
+          configured: z.number().int().describe('HL7_SEND_CONNECTIONS: MLLP links to the EMR, each one message in flight.'),
+          connected: z.number().int().describe('Links connected now.'),
+        })
+        .optional()
+        .describe("An HL7 v2 EMR's MLLP links for what the adapter sends."),
     }),
   ),
   eventStatus: named('EventStatus', eventStatus),

@@ -35,6 +35,8 @@ export class EmrError extends AppError {
     message: string,
     readonly httpStatus?: number,
     cause?: unknown,
+    /** The wait the EMR asked for (Retry-After on a 429 or 503), in ms. */
+    readonly retryAfterMs?: number,
   ) {
     super({ code, status: 502, message, retryable: RETRYABLE.has(code), incident: INCIDENT.has(code), cause });
   }

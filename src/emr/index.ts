@@ -18,5 +18,6 @@ export function emrModuleFor(emr: EmrConfig): EmrModule {
 
 export type { BundledEmr, EmrHostContext, EmrModule, EmrSummary, RunningEmr } from './module.ts';
 export type { EmrDocument, EmrInbound, EmrPort, EmrRecord, IdentifiedRecord } from './port.ts';
+export { LOCAL_PORT_METHODS } from './port.ts';
 export type { RecordRefs } from './refs.ts';
 export { EmrError } from './errors.ts';

@@ -7,6 +7,7 @@ import type Router from '@koa/router';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import type { AdaptiveLimit } from '../work/adaptive-limit.ts';
 import type { EmrPort } from './port.ts';
 import type { EmrConfig, EmrProtocol } from './settings.ts';
 
@@ -48,6 +49,21 @@ export interface RunningEmr {
   close(): Promise<void>;
 }
 
+/** What a module starts with. */
+export interface EmrStartContext<P extends EmrProtocol = EmrProtocol> {
+  settings: SettingsOf<P>;
+  bundled: boolean;
+  prepared: unknown;
+  host: EmrHostContext;
+  clock: Clock;
+  metrics: Metrics;
+  /**
+   * The EMR calls allowed in flight (EMR_MAX_CONCURRENCY, lowered while the EMR pushes back): a module whose
+   * calls can run side by side (FHIR over HTTP) makes each within it, and sizes its connections to its max.
+   */
+  emrCalls: AdaptiveLimit;
+}
+
 export interface EmrModule<P extends EmrProtocol = EmrProtocol> {
   protocol: P;
   /**
@@ -59,5 +75,5 @@ export interface EmrModule<P extends EmrProtocol = EmrProtocol> {
    * Starts the bundled stand-in when `bundled`, then builds the port. `clock` is the one the adapter runs on
    * (the bundled simulator's in zero-configuration mode): a stand-in stamps what it keeps with it.
    */
-  start(ctx: { settings: SettingsOf<P>; bundled: boolean; prepared: unknown; host: EmrHostContext; clock: Clock; metrics: Metrics }): Promise<RunningEmr>;
+  start(ctx: EmrStartContext<P>): Promise<RunningEmr>;
 }

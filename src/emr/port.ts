@@ -105,6 +105,32 @@ export interface AppointmentInput {
   occurredAt: string;
 }
 
+/** A record the caller already knows by its EMR id (its mapping): named, not claimed. */
+export interface KnownRecord {
+  id: string;
+}
+
+/**
+ * An appointment to find or create together with the records it names. Each participant is either known (its
+ * EMR id) or to be found or created from its snapshot, as ensurePatient (without an externalId),
+ * ensurePractitioner and ensureLocation would.
+ */
+export interface AppointmentClaim {
+  patient: KnownRecord | PatientInput;
+  practitioner: KnownRecord | PractitionerInput;
+  location: KnownRecord | LocationInput;
+  /** The appointment's snapshot; its participants' ids are the records above. */
+  appointment: Omit<AppointmentInput, 'patientId' | 'practitionerId' | 'locationId'>;
+}
+
+/** What claimAppointment found or created, one record each; a known participant is answered as found (`created: false`). */
+export interface AppointmentClaimed {
+  patient: EmrRecord;
+  practitioner: EmrRecord;
+  location: EmrRecord;
+  appointment: EmrRecord;
+}
+
 /** A document waiting in the EMR to go to a patient. */
 export interface EmrDocument {
   /** The EMR's id of the document (FHIR: DocumentReference id). Used as the service externalId. */
@@ -145,6 +171,9 @@ export interface DocumentOutcome {
   sentAt?: string;
   occurredAt: string;
 }
+
+/** The port's methods that make no call to the EMR (wiring, closing, its own marks, its links' counts): never wrapped as calls. */
+export const LOCAL_PORT_METHODS: ReadonlySet<string> = new Set(['start', 'close', 'pruneBefore', 'links']);
 
 export interface EmrPort {
   /** How its records are named to a person (the console, the event history, mapping lookups). */
@@ -188,6 +217,14 @@ export interface EmrPort {
   ensurePractitioner(input: PractitionerInput): Promise<EmrRecord>;
   ensureLocation(input: LocationInput): Promise<EmrRecord>;
   ensureAppointment(input: AppointmentInput): Promise<EmrRecord>;
+  /**
+   * Finds or creates an appointment and the records it names in one round trip (FHIR: a transaction Bundle of
+   * conditional creates), where the EMR allows it; undefined when it does not (the caller claims them one by
+   * one). The same promise as the ensure methods: never two records for one serviceId, given that the caller
+   * holds the lock of every record it claims. A record found, not created, is left as it was: the caller applies
+   * the snapshot with updatePatient or updateAppointment.
+   */
+  claimAppointment?(claim: AppointmentClaim): Promise<AppointmentClaimed | undefined>;
   /** Applies a full snapshot to an existing appointment. */
   updateAppointment(id: string, input: AppointmentInput): Promise<void>;
   /** Documents for patients created or changed after the watermark (undefined: from the beginning). */
@@ -201,5 +238,10 @@ export interface EmrPort {
   recordDocumentOutcome(outcome: DocumentOutcome): Promise<void>;
   /** Throws when the EMR cannot be reached, or is not what the adapter needs (start-up, readiness). */
   ping(): Promise<void>;
+  /**
+   * A pushed EMR's connections for what the adapter sends (HL7 v2: HL7_SEND_CONNECTIONS MLLP links), each one
+   * message in flight: how many are configured, how many are connected now. /admin/status shows them.
+   */
+  links?(): { configured: number; connected: number };
   close(): Promise<void>;
 }

@@ -1,11 +1,14 @@
 // The CapabilityStatement served at `GET /metadata`: the resource types the adapter uses, what may be done
-// with them, and, with sign-in on, where SMART Backend Services get their tokens.
+// with them, whether a Bundle of them may be posted to the base (transaction, batch), and, with sign-in on,
+// where SMART Backend Services get their tokens.
 import type { CapabilityStatement, CapabilityStatementRestSecurity } from '@medplum/fhirtypes';
 
 export const ADAPTER_RESOURCE_TYPES = ['Patient', 'Practitioner', 'Location', 'Appointment', 'DocumentReference', 'Binary', 'Communication'] as const;
 
 export interface CapabilityOptions {
   conditionalCreate: boolean;
+  /** Whether the base takes a Bundle of type transaction or batch (declared as the system interactions). */
+  transactions: boolean;
   /** Present when sign-in is on. */
   tokenUrl?: string;
 }
@@ -39,6 +42,7 @@ export function capabilityStatement(opts: CapabilityOptions): CapabilityStatemen
           conditionalCreate: opts.conditionalCreate,
           conditionalUpdate: true,
         })),
+        ...(opts.transactions ? { interaction: [{ code: 'transaction' as const }, { code: 'batch' as const }] } : {}),
         ...(opts.tokenUrl ? { security: smartSecurity(opts.tokenUrl) } : {}),
       },
     ],

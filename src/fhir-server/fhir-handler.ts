@@ -1,12 +1,14 @@
 // One FHIR request against the in-memory data: @medplum/fhir-router's FhirRouter over its MemoryRepository
 // (with indexes for identifier and _lastUpdated searches: ./indexed-repository.ts), with every successful
-// write journaled to the data file when there is one.
+// write journaled to the data file when there is one (for a transaction or batch posted to the base, each entry
+// written).
 import type { IncomingHttpHeaders } from 'node:http';
 import { getStatus, isOk, normalizeOperationOutcome } from '@medplum/core';
 import { FhirRouter, type HttpMethod } from '@medplum/fhir-router';
-import type { Resource } from '@medplum/fhirtypes';
+import type { Bundle, BundleEntry, Resource } from '@medplum/fhirtypes';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
+import { outcome } from './http.ts';
 import { IndexedMemoryRepository } from './indexed-repository.ts';
 import { createJournal, replayJournal, type ResourceJournal } from './persistence.ts';
 
@@ -30,8 +32,10 @@ export interface FhirHandlerOptions {
   /** Stamps meta.lastUpdated on writes. */
   clock?: Clock;
   logger: Logger;
-  /** false: If-None-Exist is dropped, so every create is a plain create. */
+  /** false: If-None-Exist (and a Bundle entry's request.ifNoneExist) is dropped, so every create is a plain create. */
   conditionalCreate: boolean;
+  /** Default true. false: a Bundle posted to the base (transaction or batch) is refused with 405. */
+  transactions?: boolean;
 }
 
 export type FhirHandler = (req: FhirRequest) => Promise<FhirAnswer>;
@@ -40,6 +44,23 @@ export type FhirHandler = (req: FhirRequest) => Promise<FhirAnswer>;
 function withoutIfNoneExist(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const { 'if-none-exist': _dropped, ...rest } = headers;
   return rest;
+}
+
+/** A POST to the base: a Bundle of type transaction or batch, whatever its body holds. */
+const isBundlePost = (req: FhirRequest): boolean => req.method === 'POST' && (req.url.split('?')[0] ?? '').replace(/\/+/g, '') === '';
+
+/** The same Bundle with no entry's request.ifNoneExist, as a server without conditional create would read it. */
+function withoutEntryIfNoneExist(body: unknown): unknown {
+  const bundle = body as Bundle | undefined;
+  if (bundle?.resourceType !== 'Bundle' || !Array.isArray(bundle.entry)) return body;
+  return {
+    ...bundle,
+    entry: bundle.entry.map((e): BundleEntry => {
+      if (!e.request) return e;
+      const { ifNoneExist: _dropped, ...request } = e.request;
+      return { ...e, request };
+    }),
+  };
 }
 
 export async function createFhirHandler(opts: FhirHandlerOptions): Promise<FhirHandler> {
@@ -53,16 +74,28 @@ export async function createFhirHandler(opts: FhirHandlerOptions): Promise<FhirH
   }
 
   function journalWrite(req: FhirRequest, resource: Resource | undefined): void {
-    if (req.method === 'DELETE') journal?.recordDeletion(req.url.split('?')[0]!.replace(/^\//, ''));
+    if (isBundlePost(req)) journalEntries(req.body as Bundle, resource as Bundle | undefined);
+    else if (req.method === 'DELETE') journal?.recordDeletion(req.url.split('?')[0]!.replace(/^\//, ''));
     else if (resource && 'id' in resource) journal?.record(resource);
   }
 
+  /** Each entry the response says was written (its entries answer the request's, in order); a found one is not. */
+  function journalEntries(sent: Bundle, answered: Bundle | undefined): void {
+    (answered?.entry ?? []).forEach((entry, i) => {
+      const method = sent.entry?.[i]?.request?.method;
+      const status = entry.response?.status ?? '';
+      if (!/^2/.test(status) || !method) return;
+      if (method === 'DELETE') journal?.recordDeletion(sent.entry![i]!.request!.url.split('?')[0]!.replace(/^\//, ''));
+      else if (entry.resource?.id && (status.startsWith('201') || method === 'PUT' || method === 'PATCH')) journal?.record(entry.resource);
+    });
+  }
+
   return async (req) => {
+    if (opts.transactions === false && isBundlePost(req))
+      return { status: 405, body: outcome('not-supported', 'this server takes no transaction or batch Bundle'), headers: {} };
     const headers = opts.conditionalCreate ? req.headers : withoutIfNoneExist(req.headers);
-    const [result, resource] = await router.handleRequest(
-      { method: req.method, url: req.url, pathname: '', query: {}, params: {}, body: req.body, headers },
-      repo,
-    );
+    const body = opts.conditionalCreate || !isBundlePost(req) ? req.body : withoutEntryIfNoneExist(req.body);
+    const [result, resource] = await router.handleRequest({ method: req.method, url: req.url, pathname: '', query: {}, params: {}, body, headers }, repo);
     const status = getStatus(result);
     if (isOk(result) && WRITES.has(req.method)) journalWrite(req, resource as Resource | undefined);
     const location: Record<string, string> = status === 201 && resource ? { location: `/${resource.resourceType}/${resource.id}` } : {};

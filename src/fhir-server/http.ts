@@ -45,7 +45,7 @@ export function sendFhir(res: ServerResponse, status: number, body: unknown, hea
   res.end(JSON.stringify(body));
 }
 
-export const outcome = (code: 'invalid' | 'login' | 'forbidden' | 'not-found' | 'exception', text: string): OperationOutcome => ({
+export const outcome = (code: 'invalid' | 'login' | 'forbidden' | 'not-found' | 'not-supported' | 'exception', text: string): OperationOutcome => ({
   resourceType: 'OperationOutcome',
   issue: [{ severity: 'error', code, details: { text } }],
 });

@@ -26,6 +26,12 @@ export interface FhirServerOptions {
   clock?: Clock;
   /** Default true. false: the CapabilityStatement declares no conditional create, and If-None-Exist is ignored (a plain create) — a stand-in for FHIR servers without it. */
   conditionalCreate?: boolean;
+  /**
+   * Default true: the CapabilityStatement declares the transaction and batch interactions and the base takes such
+   * a Bundle. false: neither is declared and a Bundle posted to the base is refused (405) — a stand-in for FHIR
+   * servers without them.
+   */
+  transactions?: boolean;
 }
 
 export interface RunningFhirServer {
@@ -97,9 +103,11 @@ async function route(routes: Routes, req: IncomingMessage, res: ServerResponse):
 export async function startFhirServer(opts: FhirServerOptions): Promise<RunningFhirServer> {
   loadFhirDefinitions();
   const conditionalCreate = opts.conditionalCreate ?? true;
+  const transactions = opts.transactions ?? true;
   const fhir = await createFhirHandler({
     logger: opts.logger,
     conditionalCreate,
+    transactions,
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.dataFile ? { dataFile: opts.dataFile } : {}),
   });
@@ -115,7 +123,7 @@ export async function startFhirServer(opts: FhirServerOptions): Promise<RunningF
         logger: opts.logger,
       })
     : undefined;
-  const routes: Routes = { fhir, auth, capability: capabilityStatement({ conditionalCreate, ...(auth ? { tokenUrl: auth.api.tokenUrl } : {}) }) };
+  const routes: Routes = { fhir, auth, capability: capabilityStatement({ conditionalCreate, transactions, ...(auth ? { tokenUrl: auth.api.tokenUrl } : {}) }) };
   // Attached in the same tick the listen promise settles, before any connection can be read.
   server.on('request', (req, res) => {
     route(routes, req, res).catch((err: unknown) => {

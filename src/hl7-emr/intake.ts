@@ -28,7 +28,10 @@ function route(ctx: IntakeContext, msg: Hl7Message, type: string, trigger: strin
   return { field: 'MSH-9', code: '200', text: `message type ${type || '(none)'} is not taken here (ADT and SIU are)` };
 }
 
-/** Applies `msg` (committing what it changes) and says how to acknowledge it. */
+/**
+ * Applies `msg` (committing what it changes) and says how to acknowledge it. It never awaits: with messages
+ * arriving on several connections at once, each is read, numbered (MRN, filler id) and committed in one step.
+ */
 export function takeMessage(ctx: IntakeContext, msg: Hl7Message): IntakeResult {
   const h = headerOf(msg);
   if (!h.controlId) return { code: 'AE', refusal: { field: 'MSH-10', code: '101', text: 'no message control id' } };

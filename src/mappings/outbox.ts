@@ -1,8 +1,9 @@
 // The durable mapping outbox: posts each new mapping back to the service until it succeeds. A failure that
 // can pass is retried with backoff, without limit, and never sooner than the service's Retry-After (the rule
 // document sends follow); a 409 mapping_conflict (or any other permanent refusal) parks the mapping as dead
-// with one alert. Its rows are the store's (src/storage/mapping-outbox.ts). It has no loop of its own: its
-// pass, of the shared worker shape (src/work/worker.ts), runs inside each of the processor's. Each post is a span,
+// with one alert. Its rows are the store's (src/storage/mapping-outbox.ts). Its pass, of the shared worker shape
+// (src/work/worker.ts), runs in a worker the processor starts beside its own and wakes as events are applied; a
+// pass posts up to `concurrency` mappings at once (SERVICE_MAX_CONCURRENCY). Each post is a span,
 // the child of the processing that claimed the mapping (its trace context is stored with the row).
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
@@ -14,12 +15,12 @@ import { retryAfterOf } from '../work/retry-after.ts';
 import { createRetryPolicy } from '../work/retry-decision.ts';
 import type { PassResult } from '../work/worker.ts';
 
-/** Mappings posted in one pass, at most. */
-const POST_BATCH = 20;
+/** Mappings claimed per pass, for each post in flight: a pass's marks cost one commit, so a few rounds of posts share it. */
+const ROUNDS_PER_PASS = 4;
 
 export interface MappingOutbox {
   /**
-   * Posts what is due now, up to one batch; returns how many reached a final state (`done`), and whether the
+   * Posts what is due now, up to a few rounds of `concurrency` posts; returns how many reached a final state (`done`), and whether the
    * batch was full and some of it delivered (`more` may be due: the processor's round then passes again at once).
    */
   pass(): Promise<PassResult>;
@@ -33,6 +34,8 @@ export interface MappingOutboxDeps {
   clock: Clock;
   logger: Logger;
   serviceClient: Pick<ServiceClient, 'putMapping'>;
+  /** Posts in flight at once (SERVICE_MAX_CONCURRENCY). */
+  concurrency: number;
   backoff: BackoffSettings;
   random: () => number;
   onAlert: () => void;
@@ -79,13 +82,19 @@ export function createMappingOutbox(deps: MappingOutboxDeps): MappingOutbox {
   return {
     pending: () => store.pending(),
     async pass() {
-      const rows = await store.claimDue(POST_BATCH, deps.leaseMs);
+      const limit = deps.concurrency * ROUNDS_PER_PASS;
+      const rows = await store.claimDue(limit, deps.leaseMs);
       const sent: QueuedMapping[] = [];
-      const finished = await Promise.all(rows.map((r) => post(r, sent)));
+      let next = 0;
+      let done = 0;
+      const poster = async () => {
+        while (next < rows.length) if (await post(rows[next++]!, sent)) done++;
+      };
+      await Promise.all(Array.from({ length: Math.min(deps.concurrency, rows.length) }, poster));
       await store.markSent(sent);
       // A full batch may leave more due; but while the service refuses or fails them, the next try waits for the
       // poll (and each mapping's backoff) rather than rushing every pending mapping at a service in trouble.
-      return { done: finished.filter(Boolean).length, more: rows.length === POST_BATCH && sent.length > 0 };
+      return { done, more: rows.length === limit && sent.length > 0 };
     },
   };
 }

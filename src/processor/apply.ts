@@ -4,15 +4,27 @@
 // queued for the service. A pushed EMR's record whose id comes later (pending) gets neither: its mapping is
 // recorded and queued when the EMR names it (EmrInbound.recordIdentified). The caller marks the
 // event applied afterwards, so a crash in between repeats only idempotent steps. Every record the event wrote
-// or claimed is named as the EMR names it (`Patient/12`), stored with the applied mark for the console.
-import { hash } from 'node:crypto';
-import type { MappingEntityType } from '../contract/api.ts';
+// or claimed is named as the EMR names it (`Patient/12`), stored with the applied mark for the console. Where
+// the port can (EmrPort.claimAppointment), a new appointment and the unmapped records it names are claimed in
+// one EMR call, leaving what claiming them one by one (./apply-records.ts) would.
 import type { AppointmentEvent, DocumentEvent, PatientCreatedEvent, WebhookEvent } from '../contract/events.ts';
-import type { EmrPort, EmrRecord } from '../emr/port.ts';
+import type { AppointmentClaim, AppointmentClaimed, EmrPort, EmrRecord } from '../emr/port.ts';
 import type { EntityLocks } from '../storage/entity-locks.ts';
 import type { MappingStore } from '../storage/mappings.ts';
 import type { MappingClaim } from '../storage/processing.ts';
 import type { AppliedVersion, EntityVersions } from '../storage/versions.ts';
+import {
+  applyPatientSnapshot,
+  claimKey,
+  type Entity,
+  type Found,
+  findOrClaim,
+  noteRecord,
+  patientInput,
+  patientKey,
+  recordClaimed,
+  takeSnapshot,
+} from './apply-records.ts';
 
 export interface DocumentEventSink {
   apply(event: DocumentEvent): Promise<void>;
@@ -38,75 +50,10 @@ export interface Applied {
 /** A mapping to post once the event is marked applied. */
 export type Claim = MappingClaim;
 
-/** The EMR record of a service entity: the mapped one, or one found or created now (and claimed for the service when it has none). */
-async function findOrClaim(
-  deps: ApplyDeps,
-  out: Pick<Applied, 'claims' | 'refs'>,
-  entityType: MappingEntityType,
-  entity: { serviceId: string; externalId: string | null },
-  ensure: () => Promise<EmrRecord>,
-): Promise<{ id: string; isNew: boolean; pending?: true }> {
-  // A mapping, once recorded, never changes: one found needs no section.
-  const mapped = await deps.mappings.find(entityType, entity.serviceId);
-  // Find-or-create is one step per entity: two events naming the same new doctor make one record. The record
-  // resolves once committed, inside the section, so whoever takes the key next (another replica too) finds it.
-  const found =
-    mapped !== undefined
-      ? { id: mapped, isNew: false }
-      : await deps.locks.run(`claim:${entityType}:${entity.serviceId}`, async () => {
-          const known = await deps.mappings.find(entityType, entity.serviceId);
-          if (known) return { id: known, isNew: false };
-          const record = await ensure();
-          // The port's handle of a record whose EMR id comes later is no mapping: the EMR's id will be.
-          if (record.pending) return { id: record.id, isNew: record.created, pending: true as const };
-          return { id: await deps.mappings.record(entityType, entity.serviceId, record.id), isNew: record.created };
-        });
-  if (entity.externalId === null && !('pending' in found)) out.claims.push({ entityType, serviceId: entity.serviceId, emrId: found.id });
-  out.refs.push(deps.emr.refs.describe(entityType, found.id));
-  return found;
-}
-
-/**
- * A patient record that already existed takes the event's snapshot of it, unless a newer one was applied
- * (only a record the adapter created changes: the EMR port keeps the EMR's own records as they are).
- * Check, write and version are one step per patient, so an older snapshot carried by another appointment's
- * event, applied at the same moment, can never land after a newer one.
- */
-async function applyPatientSnapshot(
-  deps: ApplyDeps,
-  out: Applied,
-  patient: { serviceId: string; externalId: string | null; name: string; phone: string },
-  event: { eventId: string; occurredAt: string },
-): Promise<string> {
-  const { occurredAt } = event;
-  const input = { serviceId: patient.serviceId, name: patient.name, phone: patient.phone };
-  const entityKey = `patient:${patient.serviceId}`;
-  return deps.locks.run(entityKey, async () => {
-    // The service's externalId, when it has one, is an EMR patient id: the EMR's own record the service met
-    // through a document (sent with patientExternalId), which this event must find, not duplicate.
-    const record = await findOrClaim(deps, out, 'patient', patient, () => deps.emr.ensurePatient({ ...input, externalId: patient.externalId }));
-    const applied = await deps.versions.newest(entityKey);
-    if (applied !== undefined && occurredAt < applied.occurredAt) return record.id;
-    const digest = hash('sha256', JSON.stringify([input.name, input.phone]), 'base64url');
-    // A record the EMR owns keeps its name and phone; the EMR port reports (and logs) what differs.
-    if (!record.isNew && applied?.hash !== digest) await deps.emr.updatePatient(record.id, { ...input, occurredAt });
-    // Noted once the EMR has it, before the section ends, so the next section of this patient sees it; it is
-    // also written with the event's applied mark.
-    const version = { occurredAt, hash: digest };
-    await deps.versions.note(entityKey, version, event.eventId);
-    out.versions.push({ entityKey, version });
-    return record.id;
-  });
-}
-
-async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Applied): Promise<void> {
-  const patient = { id: await applyPatientSnapshot(deps, out, e.patient, e) };
-  const doctor = await findOrClaim(deps, out, 'doctor', e.doctor, () => deps.emr.ensurePractitioner({ serviceId: e.doctor.serviceId, name: e.doctor.name }));
-  const location = await findOrClaim(deps, out, 'location', e.location, () =>
-    deps.emr.ensureLocation({ serviceId: e.location.serviceId, name: e.location.name }),
-  );
+/** The appointment's snapshot, without its participants' EMR ids. */
+function appointmentSnapshot(e: AppointmentEvent): AppointmentClaim['appointment'] {
   const a = e.appointment;
-  const input = {
+  return {
     serviceId: a.serviceId,
     status: a.status,
     startsAt: a.startsAt,
@@ -115,12 +62,86 @@ async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Appli
     token: a.token,
     notes: a.notes,
     payment: a.payment,
-    patientId: patient.id,
-    practitionerId: doctor.id,
-    locationId: location.id,
     occurredAt: e.occurredAt,
   };
-  const appointment = await findOrClaim(deps, out, 'appointment', a, () => deps.emr.ensureAppointment(input));
+}
+
+/** The mapping of each record an appointment event names, where there is one. */
+type Mapped = Partial<Record<'patient' | 'doctor' | 'location' | 'appointment', string>>;
+
+async function mappedRecords(deps: ApplyDeps, e: AppointmentEvent): Promise<Mapped> {
+  const [patient, doctor, location, appointment] = await Promise.all([
+    deps.mappings.find('patient', e.patient.serviceId),
+    deps.mappings.find('doctor', e.doctor.serviceId),
+    deps.mappings.find('location', e.location.serviceId),
+    deps.mappings.find('appointment', e.appointment.serviceId),
+  ]);
+  return { patient, doctor, location, appointment };
+}
+
+/** What to ask the EMR for: the records mapped named by their ids, the others to find or create. */
+function claimOf(e: AppointmentEvent, mapped: Mapped): AppointmentClaim {
+  const known = (id: string | undefined) => (id === undefined ? undefined : { id });
+  return {
+    patient: known(mapped.patient) ?? patientInput(e.patient),
+    practitioner: known(mapped.doctor) ?? { serviceId: e.doctor.serviceId, name: e.doctor.name },
+    location: known(mapped.location) ?? { serviceId: e.location.serviceId, name: e.location.name },
+    appointment: appointmentSnapshot(e),
+  };
+}
+
+/**
+ * The one-call path (EmrPort.claimAppointment): an appointment with no mapping yet, whose patient is mapped or
+ * one the service knows by no EMR id (one it knows by an EMR id is adopted by ensurePatient, one by one), is
+ * claimed with every unmapped record it names in one EMR call. The sections are the same as one by one, held
+ * together and taken in one order: the patient's first (as applyPatientSnapshot nests them), then the claim
+ * key of each unmapped record, sorted; so no two events wait for each other in a ring. False when nothing was done
+ * (the port cannot, or the appointment got a mapping meanwhile): the caller claims one by one.
+ */
+async function claimAtOnce(deps: ApplyDeps, e: AppointmentEvent, out: Applied): Promise<boolean> {
+  if (!deps.emr.claimAppointment) return false;
+  const before = await mappedRecords(deps, e);
+  if (before.appointment !== undefined || (before.patient === undefined && e.patient.externalId !== null)) return false;
+  const serviceIds = { patient: e.patient.serviceId, doctor: e.doctor.serviceId, location: e.location.serviceId, appointment: e.appointment.serviceId };
+  const unmapped = (Object.keys(serviceIds) as (keyof Mapped)[]).filter((t) => before[t] === undefined);
+  const keys = [patientKey(e.patient.serviceId), ...unmapped.map((t) => claimKey(t, serviceIds[t])).sort()];
+  return deps.locks.runAll(keys, async () => {
+    // Mappings recorded meanwhile (by an event that held these sections before) are named, not claimed.
+    const mapped = await mappedRecords(deps, e);
+    if (mapped.appointment !== undefined) return false;
+    const claimed = await deps.emr.claimAppointment!(claimOf(e, mapped));
+    if (!claimed) return false;
+    await settleClaim(deps, out, e, mapped, claimed);
+    return true;
+  });
+}
+
+/** What claiming one by one would have left: each mapping recorded and claimed, the refs in order, the patient's snapshot, the appointment's. */
+async function settleClaim(deps: ApplyDeps, out: Applied, e: AppointmentEvent, mapped: Mapped, claimed: AppointmentClaimed): Promise<void> {
+  const settle = async (entityType: keyof Mapped, entity: Entity, record: EmrRecord): Promise<Found> => {
+    const known = mapped[entityType];
+    const found = known !== undefined ? { id: known, isNew: false } : await recordClaimed(deps, entityType, entity.serviceId, record);
+    return noteRecord(deps, out, entityType, entity, found);
+  };
+  const patient = await settle('patient', e.patient, claimed.patient);
+  await takeSnapshot(deps, out, e.patient, e, patient);
+  const doctor = await settle('doctor', e.doctor, claimed.practitioner);
+  const location = await settle('location', e.location, claimed.location);
+  const appointment = await settle('appointment', e.appointment, claimed.appointment);
+  // A record that already existed (found, not created by this call) gets this event's full snapshot.
+  if (!appointment.isNew)
+    await deps.emr.updateAppointment(appointment.id, { ...appointmentSnapshot(e), patientId: patient.id, practitionerId: doctor.id, locationId: location.id });
+}
+
+async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Applied): Promise<void> {
+  if (await claimAtOnce(deps, e, out)) return;
+  const patient = { id: await applyPatientSnapshot(deps, out, e.patient, e) };
+  const doctor = await findOrClaim(deps, out, 'doctor', e.doctor, () => deps.emr.ensurePractitioner({ serviceId: e.doctor.serviceId, name: e.doctor.name }));
+  const location = await findOrClaim(deps, out, 'location', e.location, () =>
+    deps.emr.ensureLocation({ serviceId: e.location.serviceId, name: e.location.name }),
+  );
+  const input = { ...appointmentSnapshot(e), patientId: patient.id, practitionerId: doctor.id, locationId: location.id };
+  const appointment = await findOrClaim(deps, out, 'appointment', e.appointment, () => deps.emr.ensureAppointment(input));
   // A record that already existed (found, not created by this call) gets this event's full snapshot.
   if (!appointment.isNew) await deps.emr.updateAppointment(appointment.id, input);
 }

@@ -5,13 +5,14 @@
 // What an event leads to is written with the rest of its batch (write-batch.ts): counters and logs follow
 // once that is on disk.
 import type { Counter } from 'prom-client';
-import type { WebhookEvent } from '../contract/events.ts';
+import type { AppointmentEvent, WebhookEvent } from '../contract/events.ts';
 import type { EmrPort } from '../emr/port.ts';
 import type { Logger } from '../logger.ts';
 import type { ProcessorStores } from '../storage/processor-stores.ts';
 import type { ClaimedEvent, TakenEvent, VersionWrite } from '../storage/processing.ts';
 import type { IncidentGate } from '../work/incident-gate.ts';
 import type { RetryPolicy } from '../work/retry-decision.ts';
+import { retryAfterOf } from '../work/retry-after.ts';
 import { inSpan, SPAN_NAMES, type SpanScope, storedContext } from '../tracing/spans.ts';
 import { type Applied, type ApplyDeps, applyEvent, type DocumentEventSink } from './apply.ts';
 import type { Parsed, ParsedEvent } from '../contract/stored-event.ts';
@@ -32,14 +33,21 @@ export interface EventHandlingDeps {
   retry: RetryPolicy;
   emrGate: IncidentGate;
   counters: ProcessorCounters;
+  /** An applied event's mapping claims are committed (queued in the mapping outbox). */
+  onMappingsQueued?: () => void;
 }
 
 export interface EventHandling {
   /**
    * Takes in up to `limit` inbox rows stored since the last call; parks those that are not events. Returns how
-   * many it parked, and whether it took a full `limit` (so more may be waiting).
+   * many it took and parked, and whether it took a full `limit` (so more may be waiting).
    */
-  intake(limit: number): Promise<{ parked: number; full: boolean }>;
+  intake(limit: number): Promise<{ taken: number; parked: number; full: boolean }>;
+  /**
+   * The lock keys handling the event takes, as far as this process knows it (validated here at intake): its
+   * entity, and the patient an appointment event names. An event taken in elsewhere: its entity only.
+   */
+  keysOf(c: ClaimedEvent): string[];
   /** Handles one claimed event, its outcome added to `batch`; true when that outcome is a final state. */
   handleClaimed(c: ClaimedEvent, batch: OutcomeBatch): Promise<boolean>;
   /** Hands a claimed event back untried, with `batch` (the batch ends early: stop(), or an EMR incident). */
@@ -103,7 +111,7 @@ function createParking(deps: Pick<EventHandlingDeps, 'logger' | 'retry' | 'count
     alert,
     deadLetter,
     afterFailure(c, event, err, log, batch) {
-      const decision = deps.retry.decide(err, c.attempts);
+      const decision = deps.retry.decide(err, c.attempts, retryAfterOf(err));
       const { reason, code } = decision.failure;
       switch (decision.kind) {
         case 'incident-wait':
@@ -134,7 +142,11 @@ const TAKEN_MAX = 5_000;
  * process took it in: a restart, or another replica). Bounded, since another replica may claim what this one
  * took in: the oldest kept go first.
  */
-function createClaimedEvents(queue: ProcessorStores['queue']): { keep(events: TakenEvent[]): void; take(c: ClaimedEvent): Promise<Parsed> } {
+function createClaimedEvents(queue: ProcessorStores['queue']): {
+  keep(events: TakenEvent[]): void;
+  peek(inboxId: number): ParsedEvent | undefined;
+  take(c: ClaimedEvent): Promise<Parsed>;
+} {
   const taken = new Map<number, ParsedEvent>();
   return {
     keep(events) {
@@ -143,6 +155,7 @@ function createClaimedEvents(queue: ProcessorStores['queue']): { keep(events: Ta
         taken.set(e.inboxId, { event: e.event, entityKey: e.entityKey });
       }
     },
+    peek: (inboxId) => taken.get(inboxId),
     async take(c) {
       const kept = taken.get(c.inboxId);
       if (kept === undefined) return queue.event(c.inboxId);
@@ -173,6 +186,7 @@ export function createEventHandling(deps: EventHandlingDeps): EventHandling {
   async function apply(c: ClaimedEvent, event: WebhookEvent, entityKey: string, log: () => Logger, batch: OutcomeBatch): Promise<void> {
     await applier.applyAndMark(c.inboxId, event, entityKey, batch, (applied) => {
       counters.outcomes.inc({ state: 'applied' });
+      if (applied.claims.length > 0) deps.onMappingsQueued?.();
       if (logger.isLevelEnabled('debug')) log().debug({ eventType: event.eventType, claims: applied.claims.length }, 'event applied');
     });
     deps.emrGate.passed();
@@ -211,7 +225,13 @@ export function createEventHandling(deps: EventHandlingDeps): EventHandling {
       const { taken, events, dead } = await queue.intake(limit);
       claimedEvents.keep(events);
       for (const d of dead) parking.alert(d.eventId, d.reason);
-      return { parked: dead.length, full: taken >= limit };
+      return { taken, parked: dead.length, full: taken >= limit };
+    },
+    keysOf(c) {
+      const kept = claimedEvents.peek(c.inboxId);
+      // An appointment's event applies its patient's snapshot too, in that patient's section (apply.ts).
+      if (!kept?.entityKey.startsWith('appointment:')) return [c.entityKey];
+      return [c.entityKey, `patient:${(kept.event as AppointmentEvent).patient.serviceId}`];
     },
     handleClaimed(c, batch) {
       // A span of its own, the child of the receipt's (stored with the inbox row), wherever and whenever it runs.

@@ -23,6 +23,7 @@ import { createReceiverRouter } from '../receiver/router.ts';
 import { createQuarantineMetrics } from '../metrics/quarantine-metrics.ts';
 import type { ServiceClient } from '../service-client/client.ts';
 import { createStatusAdminRouter } from '../status/admin-router.ts';
+import type { AdaptiveLimit } from '../work/adaptive-limit.ts';
 import type { EmrDowntime } from '../status/emr-downtime.ts';
 import { createEmrDowntimeAdminRouter } from '../status/emr-downtime-router.ts';
 import type { Storage } from '../storage/index.ts';
@@ -160,6 +161,7 @@ export function appDependencies(
     emr: EmrPort;
     service: Reachability;
     emrDowntime: EmrDowntime;
+    emrCalls: AdaptiveLimit;
   },
 ): AppDeps {
   const { config, logger } = opts;
@@ -203,6 +205,8 @@ export function appDependencies(
           documentOutcomes: parts.emr.documentOutcomes ?? 'emr',
           documents: parts.emr.documentSource ?? 'scanned',
         },
+        emrCalls: parts.emrCalls,
+        ...(parts.emr.links ? { emrLinks: () => parts.emr.links!() } : {}),
       }),
       createProcessorAdminRouter({
         deadLetters: parts.workers.processorStores.deadLetters,

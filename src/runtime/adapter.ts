@@ -6,7 +6,7 @@ import { loadCredentialsFile } from '../access/credentials-file.ts';
 import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { type EmrPort, type EmrSummary, emrModuleFor, type RunningEmr } from '../emr/index.ts';
+import { type EmrPort, type EmrSummary, emrModuleFor, LOCAL_PORT_METHODS, type RunningEmr } from '../emr/index.ts';
 import { createInbox } from '../inbox/inbox.ts';
 import type { Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics/metrics.ts';
@@ -16,6 +16,8 @@ import { holdStore, openStorage } from '../storage/index.ts';
 import { createServiceClient } from '../service-client/client.ts';
 import { startTracing } from '../tracing/provider.ts';
 import { createDependencyStatus, observed, type DependencyStatus } from '../status/dependency-status.ts';
+import { createAdaptiveLimit, type AdaptiveLimit } from '../work/adaptive-limit.ts';
+import { registerEmrCallsMetrics } from '../metrics/emr-calls-metrics.ts';
 import { createEmrDowntime, type EmrDowntime, registerEmrDowntimeMetric } from '../status/emr-downtime.ts';
 import { createReachability, NEIGHBOUR_PROBE } from '../status/readiness-probes.ts';
 import { appDependencies, buildAdminAccess, buildWorkers, connectEmrInbound, createUndoStack, type Credentials } from './adapter-parts.ts';
@@ -77,6 +79,8 @@ interface Built {
   emrDowntime: EmrDowntime;
   /** The EMR as start-up messages name it. */
   where: string;
+  /** EMR calls in flight at once (EMR_MAX_CONCURRENCY, lowered while the EMR pushes back). */
+  emrCalls: AdaptiveLimit;
 }
 
 type Undo = ReturnType<typeof createUndoStack>;
@@ -110,6 +114,8 @@ async function startOutsideParts(opts: StartAdapterOptions, undo: Undo): Promise
   const emrDowntime = createEmrDowntime({ clock, logger, windows: config.emrDowntime });
   const status = createDependencyStatus({ clock, logger, downtime: (name) => (name === 'emr' ? emrDowntime.current() : undefined) });
   const metrics = createMetrics({ defaultMetrics: true });
+  const emrCalls = createAdaptiveLimit({ max: config.emrMaxConcurrency, clock });
+  registerEmrCallsMetrics(metrics.registry, emrCalls);
   const running = opts.emr
     ? passedIn(opts.emr)
     : await module.start({
@@ -120,15 +126,16 @@ async function startOutsideParts(opts: StartAdapterOptions, undo: Undo): Promise
         // A stand-in stamps what it keeps on the simulator's clock, as the adapter runs on it.
         clock: bundled?.serviceClock ?? clock,
         metrics,
+        emrCalls,
       });
   undo.push(() => running.close());
   rememberEmrAddress(config, bundled, bundledEmr ? running.summary.address : undefined);
   // No call reaches the EMR during a planned downtime, and none of those it was spared counts against it.
-  const emr = withoutCallsDuringDowntime(observed(running.port, 'emr', status), emrDowntime);
+  const emr = withoutCallsDuringDowntime(observed(running.port, 'emr', status, LOCAL_PORT_METHODS), emrDowntime);
   registerEmrDowntimeMetric(metrics.registry, emrDowntime);
   const where = opts.emr ? 'the EMR' : `the ${running.summary.title} at ${running.summary.address}`;
   const adminToken = bundled?.adminToken ?? config.adminToken!;
-  return { config, logger, clock, bundled, bundledEmr, running, adminToken, status, metrics, emr, sealer, emrDowntime, where };
+  return { config, logger, clock, bundled, bundledEmr, running, adminToken, status, metrics, emr, sealer, emrDowntime, where, emrCalls };
 }
 
 /** bundled.json says where the EMR's stand-in listens (the CLI reads it), or that none runs this time. */
@@ -218,6 +225,7 @@ export async function startAdapter(opts: StartAdapterOptions): Promise<RunningAd
       workersRunning: () => state.workersRunning,
       emr: b.emr,
       emrDowntime: b.emrDowntime,
+      emrCalls: b.emrCalls,
     });
     const listeners: Listeners = await startListeners(appDeps, { port: config.port, host: config.host, ...(config.admin ? { admin: config.admin } : {}) });
     undo.push(() => listeners.close());

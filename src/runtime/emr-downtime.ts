@@ -3,14 +3,11 @@
 // the gate they wait behind (src/work/downtime-gate.ts over the incident gate).
 import type { Clock } from '../clock.ts';
 import { toIso } from '../clock.ts';
-import { EmrError, type EmrPort } from '../emr/index.ts';
+import { EmrError, type EmrPort, LOCAL_PORT_METHODS } from '../emr/index.ts';
 import type { Logger } from '../logger.ts';
 import type { EmrDowntime } from '../status/emr-downtime.ts';
 import { createDowntimeGate, type DowntimeGate } from '../work/downtime-gate.ts';
 import { createIncidentGate } from '../work/incident-gate.ts';
-
-/** What the port does without the EMR: wiring it up, closing it, forgetting its own old marks. */
-const LOCAL_METHODS = new Set(['start', 'close', 'pruneBefore']);
 
 /**
  * `port`, whose calls to the EMR fail at once with EmrError `emr_planned_downtime` while a downtime is in force,
@@ -19,7 +16,7 @@ const LOCAL_METHODS = new Set(['start', 'close', 'pruneBefore']);
 export function withoutCallsDuringDowntime(port: EmrPort, downtime: Pick<EmrDowntime, 'current'>): EmrPort {
   const guarded = { ...port } as Record<string, unknown>;
   for (const [key, value] of Object.entries(port)) {
-    if (typeof value !== 'function' || LOCAL_METHODS.has(key)) continue;
+    if (typeof value !== 'function' || LOCAL_PORT_METHODS.has(key)) continue;
     guarded[key] = (...args: unknown[]) => {
       const d = downtime.current();
       if (d) return Promise.reject(new EmrError('emr_planned_downtime', `the EMR is in planned downtime until ${toIso(d.until)}; not called`));

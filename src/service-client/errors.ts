@@ -4,6 +4,8 @@
 import { AppError } from '../errors.ts';
 import { isTransientStatus } from '../http/transient.ts';
 
+export { parseRetryAfter } from '../work/retry-after.ts';
+
 export class ServiceCallError extends AppError {
   constructor(
     opts: { code: string; message: string; retryable: boolean; field?: string; cause?: unknown },
@@ -14,14 +16,6 @@ export class ServiceCallError extends AppError {
   ) {
     super({ ...opts, status: 502 });
   }
-}
-
-export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
-  const v = Array.isArray(value) ? value[0] : value;
-  if (!v) return undefined;
-  if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
 export function classifyStatus(httpStatus: number, body: unknown, retryAfterMs: number | undefined): ServiceCallError {

@@ -1,7 +1,9 @@
 // GET /admin/status: each dependency (database, EMR, service), whether it works now, why not, and since when;
-// and what the EMR module does and does not do (an HL7 v2 EMR is not told a document's final status).
+// what the EMR module does and does not do (an HL7 v2 EMR is not told a document's final status); and the EMR
+// calls allowed in flight now (the adaptive limit, lowered while the EMR pushes back).
 import Router from '@koa/router';
 import type { Inbox } from '../inbox/inbox.ts';
+import type { AdaptiveLimit } from '../work/adaptive-limit.ts';
 import type { DependencyStatus } from './dependency-status.ts';
 
 /** What the chosen EMR module does, for people and monitoring: its protocol, and where documents' final statuses go. */
@@ -17,12 +19,22 @@ export function createStatusAdminRouter(deps: {
   status: DependencyStatus;
   database: Pick<Inbox, 'isWritable' | 'writeFailure'>;
   emr?: EmrCapabilities;
+  /** The EMR calls' adaptive limit: shown as it stands now. */
+  emrCalls?: Pick<AdaptiveLimit, 'limit' | 'max' | 'inFlight' | 'waiting'>;
+  /** A pushed EMR's links (HL7 v2 over MLLP): configured and connected now. */
+  emrLinks?: () => { configured: number; connected: number };
 }): Router {
   const router = new Router();
   router.get('/status', (ctx) => {
     // The database is asked now (what its last commits met); the EMR and the service report with every call.
     reportDatabase(deps.status, deps.database);
-    ctx.body = { components: deps.status.components(), ...(deps.emr ? { capabilities: { emr: deps.emr } } : {}) };
+    const calls = deps.emrCalls;
+    ctx.body = {
+      components: deps.status.components(),
+      ...(deps.emr ? { capabilities: { emr: deps.emr } } : {}),
+      ...(calls ? { emrCalls: { limit: calls.limit(), max: calls.max, inFlight: calls.inFlight(), waiting: calls.waiting() } } : {}),
+      ...(deps.emrLinks ? { emrLinks: deps.emrLinks() } : {}),
+    };
   });
   return router;
 }

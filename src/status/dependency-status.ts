@@ -79,14 +79,17 @@ export function createDependencyStatus(deps: { clock: Clock; logger: Logger; dow
   };
 }
 
+const CLOSE_ONLY: ReadonlySet<string> = new Set(['close']);
+
 /**
  * Wraps every async method of a client so that each call reports on its dependency: an answer (a success,
  * or a refusal of that one call) means it is up; an outage or an incident (retryable errors) means it is not.
+ * The methods named in `local` make no call to it and are left as they are.
  */
-export function observed<T extends object>(target: T, name: Dependency, status: DependencyStatus): T {
+export function observed<T extends object>(target: T, name: Dependency, status: DependencyStatus, local: ReadonlySet<string> = CLOSE_ONLY): T {
   const wrapped = { ...target } as Record<string, unknown>;
   for (const [key, value] of Object.entries(target)) {
-    if (typeof value !== 'function' || key === 'close') continue;
+    if (typeof value !== 'function' || local.has(key)) continue;
     wrapped[key] = async (...args: unknown[]) => {
       try {
         const result = await (value as (...a: unknown[]) => unknown).apply(target, args);

@@ -11,6 +11,13 @@ export interface EntityLocks {
    * the key is held until `fn` settles, and `fn`'s result or failure is passed on.
    */
   run<T>(key: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` holding every key at once, each as run would hold it, taken one after another in the order given
+   * (duplicates once). Callers give their keys in one order (processor/apply.ts: a patient's first, then claim
+   * keys sorted), so two sections never wait for each other in a ring. On PostgreSQL the keys share one
+   * connection: a section holds no more connections than run's.
+   */
+  runAll<T>(keys: readonly string[], fn: () => Promise<T>): Promise<T>;
 }
 
 /** Sections in memory, one after another per key, in call order; keys independent. */
@@ -19,9 +26,15 @@ export interface MemoryEntityLocks extends EntityLocks {
   held(): number;
 }
 
+/** `fn` run inside the section of each key in turn: the first key's outermost. */
+export function nestSections<T>(run: EntityLocks['run'], keys: readonly string[], fn: () => Promise<T>): Promise<T> {
+  const [first, ...rest] = [...new Set(keys)];
+  return first === undefined ? fn() : run(first, () => nestSections(run, rest, fn));
+}
+
 export function createMemoryEntityLocks(): MemoryEntityLocks {
   const tails = new Map<string, Promise<unknown>>();
-  return {
+  const locks: MemoryEntityLocks = {
     run(key, fn) {
       const previous = tails.get(key) ?? Promise.resolve();
       const result = previous.then(fn, fn);
@@ -36,6 +49,8 @@ export function createMemoryEntityLocks(): MemoryEntityLocks {
       });
       return result;
     },
+    runAll: (keys, fn) => nestSections(locks.run, keys, fn),
     held: () => tails.size,
   };
+  return locks;
 }

@@ -1,5 +1,6 @@
 // SMART Backend Services sign-in of the bundled FHIR server: the token endpoint's checks of client
-// assertions (built here independently with jose), the bearer/scope guard, and conditionalCreate: false.
+// assertions (built here independently with jose), the bearer/scope guard (every entry of a transaction too),
+// and conditionalCreate: false.
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -145,6 +146,7 @@ describe('bundled FHIR server sign-in: discovery and public documents', () => {
     expect(rest.resource.map((r) => r.type)).toEqual(['Patient', 'Practitioner', 'Location', 'Appointment', 'DocumentReference', 'Binary', 'Communication']);
     expect(rest.resource.every((r) => r.conditionalCreate === true && r.conditionalUpdate === true)).toBe(true);
     expect(rest.resource[0]!.interaction.map((i) => i.code)).toEqual(['read', 'search-type', 'create', 'update']);
+    expect((rest as { interaction?: { code: string }[] }).interaction?.map((i) => i.code)).toEqual(['transaction', 'batch']);
     expect(rest.security.extension[0]!.extension).toEqual([{ url: 'token', valueUri: setup.tokenUrl }]);
   });
 
@@ -205,6 +207,25 @@ describe('bundled FHIR server sign-in: requests without a valid token', () => {
     expect(((await res.json()) as { resourceType: string }).resourceType).toBe('OperationOutcome');
     expect((await fhir(setup, '/Practitioner', { token })).status).toBe(403);
     expect((await fhir(setup, '/Patient', { token })).status).toBe(200);
+  });
+
+  it("authorizes every entry of a transaction with the token's scopes: one entry out of scope refuses the whole Bundle (403)", async () => {
+    const setup = await startSignedIn();
+    const token = await accessToken(setup, {}, 'system/Patient.cruds');
+    const entry = (resource: { resourceType: string }, value: string) => ({
+      resource: { ...resource, identifier: [{ system: 'urn:test', value }] },
+      request: { method: 'POST', url: resource.resourceType, ifNoneExist: `identifier=urn:test|${value}` },
+    });
+    const transaction = (...entries: ReturnType<typeof entry>[]) => ({ resourceType: 'Bundle', type: 'transaction', entry: entries });
+    const refused = await fhir(setup, '/', {
+      method: 'POST',
+      token,
+      body: transaction(entry(patient, 'pat_txn'), entry({ resourceType: 'Practitioner' }, 'doc_txn')),
+    });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { issue: { details: { text: string } }[] }).issue[0]!.details.text).toContain('Practitioner');
+    expect((await fhir(setup, '/Patient?identifier=urn:test|pat_txn', { token }).then((r) => r.json())) as { entry?: unknown[] }).not.toHaveProperty('entry');
+    expect((await fhir(setup, '/', { method: 'POST', token, body: transaction(entry(patient, 'pat_txn')) })).status).toBe(200);
   });
 
   it('refuses a token once the clock passes its lifetime', async () => {

@@ -1,5 +1,7 @@
 // The bundled FHIR R4 server: conditional create by identifier answers the same resource twice,
-// identifier search finds it, and with a data file the data survives a restart.
+// identifier search finds it, and with a data file the data survives a restart. A transaction Bundle of
+// conditional creates posted to the base makes each record once, its urn:uuid references rewritten to the ids
+// made or found; with transactions off it is refused and not declared.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,11 +16,50 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function start(dataFile?: string, port = 0) {
-  const s = await startFhirServer({ port, logger: silentLogger(), ...(dataFile ? { dataFile } : {}) });
+async function start(dataFile?: string, port = 0, opts: { transactions?: boolean; conditionalCreate?: boolean } = {}) {
+  const s = await startFhirServer({ port, logger: silentLogger(), ...(dataFile ? { dataFile } : {}), ...opts });
   servers.push(s);
   return s;
 }
+
+interface AnsweredBundle {
+  resourceType: string;
+  type: string;
+  entry: { response: { status: string; location: string }; resource?: { id: string } }[];
+}
+
+/** A transaction of two conditional creates: a patient, and an appointment naming it by its urn:uuid. */
+function appointmentTransaction(patientId: string, appointmentId: string) {
+  const patientUrl = 'urn:uuid:0b1e7f5e-1a2b-4c3d-8e9f-0a1b2c3d4e5f';
+  return {
+    resourceType: 'Bundle',
+    type: 'transaction',
+    entry: [
+      {
+        fullUrl: patientUrl,
+        resource: { resourceType: 'Patient', identifier: [{ system: 'urn:test', value: patientId }], name: [{ text: 'Bundled Patient' }] },
+        request: { method: 'POST', url: 'Patient', ifNoneExist: `identifier=urn:test|${patientId}` },
+      },
+      {
+        fullUrl: 'urn:uuid:7c9d2e4f-3b5a-4d6c-9e8f-1a2b3c4d5e6f',
+        resource: {
+          resourceType: 'Appointment',
+          status: 'booked',
+          identifier: [{ system: 'urn:test', value: appointmentId }],
+          participant: [{ actor: { reference: patientUrl }, status: 'accepted' }],
+        },
+        request: { method: 'POST', url: 'Appointment', ifNoneExist: `identifier=urn:test|${appointmentId}` },
+      },
+    ],
+  };
+}
+
+async function postToBase(base: string, body: unknown) {
+  const res = await fetch(`${base}/`, { method: 'POST', headers: { 'content-type': 'application/fhir+json' }, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as AnsweredBundle };
+}
+
+const count = async (base: string, query: string) => (((await (await fetch(`${base}/${query}`)).json()) as { entry?: unknown[] }).entry ?? []).length;
 
 const patient = { resourceType: 'Patient', identifier: [{ system: 'urn:test', value: 'pat_1' }], name: [{ text: 'Test Patient' }] };
 
@@ -63,5 +104,60 @@ describe('bundled FHIR server', () => {
     // The same version, not a new one: a restart must not make every record look changed (the EMR scan's watermark).
     expect(restored.meta).toMatchObject({ versionId: created.body.meta.versionId, lastUpdated: created.body.meta.lastUpdated });
     expect((await conditionalCreate(s2.baseUrl)).body.id).toBe(created.body.id);
+  });
+});
+
+describe('bundled FHIR server transactions', () => {
+  it('declares the transaction and batch interactions', async () => {
+    const s = await start();
+    const cs = (await (await fetch(`${s.baseUrl}/metadata`)).json()) as { rest: { interaction?: { code: string }[] }[] };
+    expect(cs.rest[0]!.interaction?.map((i) => i.code)).toEqual(['transaction', 'batch']);
+  });
+
+  it('creates each entry once, rewriting urn:uuid references to the ids made, and finds them again (200) when the same transaction comes twice', async () => {
+    const s = await start();
+    const first = await postToBase(s.baseUrl, appointmentTransaction('pat_t1', 'apt_t1'));
+    expect(first.status).toBe(200);
+    expect(first.body.type).toBe('transaction-response');
+    expect(first.body.entry.map((e) => e.response.status)).toEqual(['201', '201']);
+    const [patientId, appointmentId] = first.body.entry.map((e) => e.response.location.split('/')[1]!);
+    expect(first.body.entry.map((e) => e.response.location)).toEqual([`Patient/${patientId}`, `Appointment/${appointmentId}`]);
+    const appointment = (await (await fetch(`${s.baseUrl}/Appointment/${appointmentId}`)).json()) as { participant: { actor: { reference: string } }[] };
+    expect(appointment.participant[0]!.actor.reference).toBe(`Patient/${patientId}`);
+
+    const again = await postToBase(s.baseUrl, appointmentTransaction('pat_t1', 'apt_t1'));
+    expect(again.body.entry.map((e) => e.response.status)).toEqual(['200', '200']);
+    expect(again.body.entry.map((e) => e.response.location)).toEqual([`Patient/${patientId}`, `Appointment/${appointmentId}`]);
+    expect(await count(s.baseUrl, 'Patient?identifier=urn:test|pat_t1')).toBe(1);
+    expect(await count(s.baseUrl, 'Appointment?identifier=urn:test|apt_t1')).toBe(1);
+  });
+
+  it('keeps what a transaction wrote across a restart when given a data file', async () => {
+    const file = join(dir, 'fhir-transactions.jsonl');
+    const s1 = await start(file);
+    const made = await postToBase(s1.baseUrl, appointmentTransaction('pat_t2', 'apt_t2'));
+    await s1.close();
+    const s2 = await start(file, s1.port);
+    for (const location of made.body.entry.map((e) => e.response.location)) expect((await fetch(`${s2.baseUrl}/${location}`)).status).toBe(200);
+    expect((await postToBase(s2.baseUrl, appointmentTransaction('pat_t2', 'apt_t2'))).body.entry.map((e) => e.response.status)).toEqual(['200', '200']);
+  });
+
+  it('with transactions off, declares neither interaction and refuses a Bundle posted to the base (405), creating nothing', async () => {
+    const s = await start(undefined, 0, { transactions: false });
+    const cs = (await (await fetch(`${s.baseUrl}/metadata`)).json()) as { rest: { interaction?: unknown }[] };
+    expect(cs.rest[0]!.interaction).toBeUndefined();
+    for (const type of ['transaction', 'batch']) {
+      const refused = await postToBase(s.baseUrl, { ...appointmentTransaction('pat_t3', 'apt_t3'), type });
+      expect(refused.status).toBe(405);
+      expect(refused.body.resourceType).toBe('OperationOutcome');
+    }
+    expect(await count(s.baseUrl, 'Patient?identifier=urn:test|pat_t3')).toBe(0);
+  });
+
+  it("without conditional create, ignores an entry's ifNoneExist as it ignores If-None-Exist: each transaction makes new records", async () => {
+    const s = await start(undefined, 0, { conditionalCreate: false });
+    for (let i = 0; i < 2; i++)
+      expect((await postToBase(s.baseUrl, appointmentTransaction('pat_t4', 'apt_t4'))).body.entry.map((e) => e.response.status)).toEqual(['201', '201']);
+    expect(await count(s.baseUrl, 'Patient?identifier=urn:test|pat_t4')).toBe(2);
   });
 });

@@ -1,14 +1,14 @@
 // Two processors on one PostgreSQL database, as two replicas: every event applied once, each appointment's
 // events in order (its final state right), one EMR record per entity even where the EMR's find-or-create is
-// not atomic and both replicas meet the same new patient, doctor and location at once, each mapping queued
-// once; and a replica that dies holding leases loses nothing: the other takes its events over once they run out.
+// not atomic and both replicas meet the same new patient, doctor and location at once (claimed one by one, or
+// with the appointment in one call each), each mapping queued once; and a replica that dies holding leases loses nothing: the other takes its events over once they run out.
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.ts';
 import { createMemoryEmr, type MemoryEmr } from '../../src/emr/memory/index.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { createProcessor, type Processor } from '../../src/processor/index.ts';
 import type { ProcessorStores } from '../../src/storage/processor-stores.ts';
-import { appointmentEvent } from '../support/processor-fixture.ts';
+import { appointmentEvent, racyClaim } from '../support/processor-fixture.ts';
 import { type OpenedEngine, postgresOnly } from '../storage/processor-engines.ts';
 
 const LEASE_MS = 30_000;
@@ -31,6 +31,7 @@ function racyEmr(): MemoryEmr & { made: string[] } {
   emr.ensurePatient = racy('patient');
   emr.ensurePractitioner = racy('practitioner');
   emr.ensureLocation = racy('location');
+  emr.claimAppointment = racyClaim(emr, racy);
   return emr;
 }
 
@@ -66,9 +67,13 @@ describe.each(postgresOnly)('two processors on $name', (engine) => {
     await e?.close();
   });
 
-  it('apply every event once, in order per appointment, with one EMR record per entity', async () => {
+  it.each([
+    { path: 'in one call each', transactions: true },
+    { path: 'one by one', transactions: false },
+  ])('apply every event once, in order per appointment, with one EMR record per entity (claimed $path)', async ({ transactions }) => {
     e = await engine.open();
     const emr = racyEmr();
+    emr.transactions = transactions;
     const posted: string[] = [];
     const processors = [processorOn(e.stores, e, emr, posted), processorOn(await e.replica!(), e, emr, posted)];
     for (let i = 0; i < 12; i++) {

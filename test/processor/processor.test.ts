@@ -2,7 +2,7 @@
 // per-entity order without head-of-line blocking, backoff, dead letters with one alert, leases.
 import { describe, expect, it } from 'vitest';
 import { UnavailableError } from '../../src/errors.ts';
-import { appointmentEvent, processorFixture } from '../support/processor-fixture.ts';
+import { appointmentEvent, processorFixture, racyClaim } from '../support/processor-fixture.ts';
 import { waitFor } from '../support/wait.ts';
 
 /** An appointment event whose patient is the one shared patient, in the snapshot `name`. */
@@ -33,18 +33,26 @@ describe('processor', () => {
     expect(f.emr.appointments()).toHaveLength(1);
   });
 
-  it('repeats nothing harmful when it dies between the EMR write and the applied mark', async () => {
+  it.each([
+    { path: 'in one call', transactions: true },
+    { path: 'one by one', transactions: false },
+  ])('repeats nothing harmful when it dies between the EMR write and the applied mark (records claimed $path)', async ({ transactions }) => {
     const f = processorFixture();
-    const ensure = f.emr.ensureAppointment.bind(f.emr);
+    f.emr.transactions = transactions;
     let crashOnce = true;
-    f.emr.ensureAppointment = async (a) => {
-      const r = await ensure(a);
-      if (crashOnce) {
-        crashOnce = false;
-        throw new UnavailableError('connection lost after the write');
-      }
-      return r;
-    };
+    /** The EMR takes the write, and the answer is lost, once. */
+    const losingTheFirstAnswer =
+      <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+      async (...args: A): Promise<R> => {
+        const r = await call(...args);
+        if (crashOnce) {
+          crashOnce = false;
+          throw new UnavailableError('connection lost after the write');
+        }
+        return r;
+      };
+    f.emr.ensureAppointment = losingTheFirstAnswer(f.emr.ensureAppointment.bind(f.emr));
+    f.emr.claimAppointment = losingTheFirstAnswer(f.emr.claimAppointment.bind(f.emr));
     const id = f.store(appointmentEvent());
     await f.processor.runOnce();
     expect(f.state(id)?.state).toBe('retrying');
@@ -54,6 +62,7 @@ describe('processor', () => {
     expect(f.emr.records.appointment.size).toBe(1);
     expect(f.emr.records.patient.size).toBe(1);
     expect(new Set(f.mappingsPut.map((m) => `${m.entityType}:${m.serviceId}`)).size).toBe(f.mappingsPut.length);
+    expect(f.mappingsPut).toHaveLength(4);
   });
 
   it('discards an older snapshot that arrives after a newer one, without error', async () => {
@@ -68,10 +77,18 @@ describe('processor', () => {
   it('applies one entity in order and lets a failing entity hold back only itself', async () => {
     const f = processorFixture();
     const ensure = f.emr.ensureAppointment.bind(f.emr);
+    const claim = f.emr.claimAppointment.bind(f.emr);
     let aDown = true;
+    const refuseA = (serviceId: string) => {
+      if (aDown && serviceId === 'apt_A') throw new UnavailableError('EMR shard for A is down');
+    };
     f.emr.ensureAppointment = async (a) => {
-      if (aDown && a.serviceId === 'apt_A') throw new UnavailableError('EMR shard for A is down');
+      refuseA(a.serviceId);
       return ensure(a);
+    };
+    f.emr.claimAppointment = async (c) => {
+      refuseA(c.appointment.serviceId);
+      return claim(c);
     };
     const a1 = f.store(appointmentEvent({ serviceId: 'apt_A', occurredAt: '2026-01-15T09:00:00.000Z' }));
     const b1 = f.store(appointmentEvent({ serviceId: 'apt_B' }));
@@ -164,8 +181,12 @@ describe('processor', () => {
     expect((f.emr.records.patient.get('pat_shared')!.data as { name: string }).name).toBe('Renamed Patient');
   });
 
-  it('makes one record per entity when concurrent events name the same new doctor, location and patient', async () => {
+  it.each([
+    { path: 'in one call each', transactions: true },
+    { path: 'one by one', transactions: false },
+  ])('makes one record per entity when concurrent events name the same new doctor, location and patient (claimed $path)', async ({ transactions }) => {
     const f = processorFixture();
+    f.emr.transactions = transactions;
     // An EMR whose find-or-create is not atomic: it looks, yields, then creates whatever it did not see.
     const made: string[] = [];
     const racy = (kind: 'patient' | 'practitioner' | 'location') => async (input: { serviceId: string }) => {
@@ -180,6 +201,7 @@ describe('processor', () => {
     f.emr.ensurePatient = racy('patient');
     f.emr.ensurePractitioner = racy('practitioner');
     f.emr.ensureLocation = racy('location');
+    f.emr.claimAppointment = racyClaim(f.emr, racy);
     for (const serviceId of ['apt_1', 'apt_2', 'apt_3']) {
       const e = appointmentEvent({ serviceId });
       e.patient = { ...(e.patient as object), serviceId: 'pat_shared' };

@@ -1,6 +1,6 @@
 // Entity locks on every engine: sections of one key one after another, keys independent, a failure passed to
-// its caller only; on PostgreSQL also across replicas (two pools on one database) and without a connection
-// left behind.
+// its caller only, several keys held at once (runAll) against a section of any of them; on PostgreSQL also
+// across replicas (two pools on one database) and without a connection left behind.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EntityLocks } from '../../src/storage/entity-locks.ts';
 import { engines, type OpenedEngine, postgresOnly } from './processor-engines.ts';
@@ -60,6 +60,26 @@ describe.each(engines)('entity locks on $name', (engine) => {
     await expect(failing).rejects.toThrow('EMR down');
     await expect(next).resolves.toBe('ran');
   });
+
+  it('holds every key of a runAll section at once: a section of any of them waits for it, one of another key does not', async () => {
+    e = await engine.open();
+    const locks = e.stores.locks;
+    const log: string[] = [];
+    const all = locks.runAll(['patient:p', 'claim:doctor:d', 'claim:patient:p'], async () => {
+      log.push('all in');
+      await tick(40);
+      log.push('all out');
+    });
+    await tick(10);
+    const one = locks.run('claim:doctor:d', async () => void log.push('doctor'));
+    const other = locks.run('claim:location:l', async () => void log.push('location'));
+    await Promise.all([all, one, other]);
+    expect(log.indexOf('doctor')).toBeGreaterThan(log.indexOf('all out'));
+    expect(log.indexOf('location')).toBeLessThan(log.indexOf('all out'));
+    // Sections of several keys given in one order never wait for each other in a ring.
+    const overlapping = ['a', 'b', 'c'].map((k, i) => locks.runAll([`patient:${k}`, 'claim:x', `claim:y${i % 2}`], async () => tick(5)));
+    await expect(Promise.all(overlapping)).resolves.toHaveLength(3);
+  });
 });
 
 describe.each(postgresOnly)('entity locks across replicas on $name', (engine) => {
@@ -80,6 +100,44 @@ describe.each(postgresOnly)('entity locks across replicas on $name', (engine) =>
     await expect(e.stores.locks.run('k', () => Promise.reject(new Error('EMR down')))).rejects.toThrow('EMR down');
     // The other replica takes the key at once, and nothing is left holding an advisory lock.
     await expect(other.locks.run('k', async () => 'ran')).resolves.toBe('ran');
+    expect(await e.query("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory'")).toEqual([{ n: 0 }]);
+  });
+
+  it('holds the keys of a runAll section against another replica, on one connection, and lets them all go', async () => {
+    e = await engine.open();
+    const other = await e.replica!();
+    const log: string[] = [];
+    const all = e.stores.locks.runAll(['patient:p', 'claim:doctor:d', 'claim:location:l'], async () => {
+      const held = await e.query<{ n: number; connections: number }>(
+        "SELECT count(*) AS n, count(DISTINCT pid) AS connections FROM pg_locks WHERE locktype = 'advisory' AND granted",
+      );
+      log.push(`all in: ${JSON.stringify(held)}`);
+      await tick(60);
+      log.push('all out');
+    });
+    await tick(20);
+    await Promise.all([all, other.locks.run('claim:location:l', async () => void log.push('other replica'))]);
+    expect(log).toEqual(['all in: [{"n":3,"connections":1}]', 'all out', 'other replica']);
+    expect(await e.query("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory'")).toEqual([{ n: 0 }]);
+  });
+
+  it("takes the key of a section inside another on the outer section's connection, held against another replica", async () => {
+    e = await engine.open();
+    const other = await e.replica!();
+    const log: string[] = [];
+    const nested = e.stores.locks.run('patient:p', () =>
+      e.stores.locks.run('claim:patient:p', async () => {
+        const held = await e.query<{ n: number; connections: number }>(
+          "SELECT count(*) AS n, count(DISTINCT pid) AS connections FROM pg_locks WHERE locktype = 'advisory' AND granted",
+        );
+        log.push(`inner in: ${JSON.stringify(held)}`);
+        await tick(60);
+        log.push('inner out');
+      }),
+    );
+    await tick(20);
+    await Promise.all([nested, other.locks.run('claim:patient:p', async () => void log.push('other replica'))]);
+    expect(log).toEqual(['inner in: [{"n":2,"connections":1}]', 'inner out', 'other replica']);
     expect(await e.query("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory'")).toEqual([{ n: 0 }]);
   });
 });

@@ -6,6 +6,7 @@ import { createManualClock, type ManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
 import { openDatabase, type Db } from '../../src/sqlite/open.ts';
 import { createMemoryEmr, type MemoryEmr } from '../../src/emr/memory/index.ts';
+import type { EmrRecord, KnownRecord } from '../../src/emr/port.ts';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createProcessor, type Processor } from '../../src/processor/index.ts';
@@ -115,4 +116,27 @@ export function appointmentEvent(
   base.doctor = { ...(base.doctor as object), externalId: ext('doc_1') };
   base.location = { ...(base.location as object), externalId: ext('loc_1') };
   return base;
+}
+
+/**
+ * claimAppointment over an EMR whose find-or-create is not atomic (`racy`): each participant is found or made
+ * as the racy ensure methods do, at once, then the appointment; undefined while the EMR's transactions are off.
+ */
+export function racyClaim(
+  emr: MemoryEmr,
+  racy: (kind: 'patient' | 'practitioner' | 'location') => (input: { serviceId: string }) => Promise<EmrRecord>,
+): MemoryEmr['claimAppointment'] {
+  const ensureAppointment = emr.ensureAppointment.bind(emr);
+  const participant = async (kind: 'patient' | 'practitioner' | 'location', p: KnownRecord | { serviceId: string }): Promise<EmrRecord> =>
+    'serviceId' in p ? racy(kind)(p) : { id: p.id, created: false };
+  return async (claim) => {
+    if (!emr.transactions) return undefined;
+    const [patient, practitioner, location] = await Promise.all([
+      participant('patient', claim.patient),
+      participant('practitioner', claim.practitioner),
+      participant('location', claim.location),
+    ]);
+    const appointment = await ensureAppointment({ ...claim.appointment, patientId: patient.id, practitionerId: practitioner.id, locationId: location.id });
+    return { patient, practitioner, location, appointment };
+  };
 }

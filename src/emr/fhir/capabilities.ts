@@ -1,6 +1,8 @@
 // What the EMR says it can do, read once from GET {FHIR_BASE_URL}/metadata. A server that answers and is
 // not FHIR R4 is refused; a resource type it does not declare conditional create for is claimed by
-// search-then-create instead (safe under the processor's per-entity lock, so still one record each).
+// search-then-create instead (safe under the processor's per-entity lock, so still one record each). A server
+// that also declares the transaction interaction takes an appointment and the records it names in one Bundle
+// (./transaction.ts).
 import type { CapabilityStatement } from '@medplum/fhirtypes';
 import type { Logger } from '../../logger.ts';
 import { EmrError } from '../errors.ts';
@@ -13,6 +15,8 @@ export interface FhirCapabilities {
   fhirVersion: string;
   /** True when the server declares conditional create (If-None-Exist) for the type. */
   conditionalCreate(resourceType: string): boolean;
+  /** True when the server declares the transaction interaction and conditional create for every claimed type. */
+  transactions(): boolean;
 }
 
 /** Checks a CapabilityStatement; throws emr_incompatible for anything but FHIR R4 (4.0.x). */
@@ -23,9 +27,12 @@ export function readCapabilities(statement: unknown): FhirCapabilities {
   const version = s.fhirVersion ?? '';
   if (!/^4\.0(\.\d+)?$/.test(version))
     throw new EmrError('emr_incompatible', `the EMR speaks FHIR ${version || '(no version given)'}, emr-bridge needs FHIR R4 (4.0.x)`);
-  const resources = (s.rest ?? []).filter((r) => r.mode === 'server').flatMap((r) => r.resource ?? []);
+  const servers = (s.rest ?? []).filter((r) => r.mode === 'server');
+  const resources = servers.flatMap((r) => r.resource ?? []);
   const conditional = new Set<string>(resources.filter((r) => r.conditionalCreate === true).map((r): string => r.type));
-  return { fhirVersion: version, conditionalCreate: (type) => conditional.has(type) };
+  const transaction = servers.some((r) => (r.interaction ?? []).some((i) => i.code === 'transaction'));
+  const transactions = transaction && CLAIMED_TYPES.every((t) => conditional.has(t));
+  return { fhirVersion: version, conditionalCreate: (type) => conditional.has(type), transactions: () => transactions };
 }
 
 export interface CapabilityCheck {

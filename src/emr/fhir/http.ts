@@ -1,12 +1,17 @@
 // A small FHIR R4 REST client over undici: JSON in and out, timeouts, sign-in on every call (./auth), and
 // the failure rules: no answer or a transient status is `emr_unavailable`; 401/403 that one renewed
 // token does not cure is `emr_unauthorized` (an incident); any other 4xx is `emr_rejected`. Each call is a client
-// span (src/tracing/) and carries its W3C `traceparent` to the EMR.
+// span (src/tracing/) and carries its W3C `traceparent` to the EMR. Calls in flight are bounded by the adaptive
+// limit (src/work/adaptive-limit.ts, EMR_MAX_CONCURRENCY) over a keep-alive pool of that many connections; a call
+// the EMR pushes back on (429, or 503 with Retry-After) lowers the limit and is sent again after the wait it asked.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { request, type Dispatcher } from 'undici';
 import type { Clock } from '../../clock.ts';
 import { createHttpAgent } from '../../http/agent.ts';
 import { isTransientStatus } from '../../http/transient.ts';
 import { addTraceHeaders, inSpan, type SpanScope } from '../../tracing/spans.ts';
+import { type AdaptiveLimit, createAdaptiveLimit } from '../../work/adaptive-limit.ts';
+import { parseRetryAfter } from '../../work/retry-after.ts';
 import { EmrError } from '../errors.ts';
 import { createFhirAuth, type FhirAuth, type FhirAuthSettings } from './auth/index.ts';
 
@@ -29,16 +34,47 @@ export interface FhirHttpOptions {
   clock: Clock;
   /** Largest document content read from the EMR, in bytes (a Binary's JSON is a third larger than the file). */
   maxContentBytes: number;
+  /** Calls in flight at once, adapted to the EMR's answers (EMR_MAX_CONCURRENCY); unset: a fixed 16. */
+  limit?: AdaptiveLimit;
+}
+
+/** A call the EMR pushed back on: 429, or 503 saying when to come back. */
+const pushedBack = (err: unknown): err is EmrError =>
+  err instanceof EmrError && (err.httpStatus === 429 || (err.httpStatus === 503 && err.retryAfterMs !== undefined));
+/** Times a pushed-back call is sent again here before its failure goes to the caller's retry rule. */
+const PUSHBACK_RESENDS = 3;
+/** The longest wait honoured here (a longer Retry-After goes to the caller's retry rule); without Retry-After, 1 s. */
+const PUSHBACK_WAIT_MAX_MS = 10_000;
+const PUSHBACK_WAIT_DEFAULT_MS = 1_000;
+
+/**
+ * Runs `call` within the limit; a push-back lowers the limit and, while the wait asked for is short, the call is
+ * sent again after it (a 429 was not acted on, so a create sent again makes no second record). No slot is held
+ * while waiting.
+ */
+async function withinLimit<T>(limit: AdaptiveLimit, call: () => Promise<T>): Promise<T> {
+  for (let resent = 0; ; resent++) {
+    try {
+      return await limit.run(call, pushedBack);
+    } catch (err) {
+      const wait = pushedBack(err) ? (err.retryAfterMs ?? PUSHBACK_WAIT_DEFAULT_MS) : Number.POSITIVE_INFINITY;
+      if (resent >= PUSHBACK_RESENDS || wait > PUSHBACK_WAIT_MAX_MS) throw err;
+      await sleep(wait);
+    }
+  }
 }
 
 const pathOnly = (path: string) => path.split('?')[0];
 
-/** What a call's span says of it: the resource type, and the record's id when the path names one (`Patient/12`); never the query. */
+/**
+ * What a call's span says of it: the resource type (a call to the base posts a transaction Bundle), and the record's
+ * id when the path names one (`Patient/12`); never the query.
+ */
 function callAttributes(method: Method, label: string) {
   const [resourceType, id] = label.split('/');
   return {
     'http.request.method': method,
-    'fhir.resource_type': resourceType,
+    'fhir.resource_type': resourceType || 'Bundle',
     ...(id && /^[A-Z][A-Za-z]+$/.test(resourceType ?? '') ? { 'emr_bridge.emr.id': `${resourceType}/${id}` } : {}),
   };
 }
@@ -96,7 +132,8 @@ function contentBytes(raw: Buffer, contentType: string | undefined): Uint8Array 
 }
 
 export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
-  const agent = createHttpAgent({ timeoutMs: opts.timeoutMs, connections: 16 });
+  const limit = opts.limit ?? createAdaptiveLimit({ max: 16, clock: opts.clock });
+  const agent = createHttpAgent({ timeoutMs: opts.timeoutMs, connections: limit.max });
   const base = opts.baseUrl.replace(/\/+$/, '');
   const origin = new URL(base).origin;
   const auth = createFhirAuth(opts.auth, { fhirBaseUrl: base, clock: opts.clock, dispatcher: agent });
@@ -128,14 +165,16 @@ export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
     auth,
     call<T>(method: Method, path: string, body?: unknown, headers: Record<string, string> = {}, callOpts: { signIn?: boolean } = {}) {
       const label = pathOnly(path)!.replace(/^\//, '');
-      return inCallSpan(method, label.split('/')[0] || 'base', label, (span) => callIn<T>(span, method, path, label, body, headers, callOpts));
+      return withinLimit(limit, () =>
+        inCallSpan(method, label.split('/')[0] || 'base', label, (span) => callIn<T>(span, method, path, label, body, headers, callOpts)),
+      );
     },
     async fetchBytes(url) {
       const target = new URL(url, `${base}/`);
       // The token is the EMR's: it is never shown to, nor any byte read from, another origin.
       if (target.origin !== origin)
         throw new EmrError('document_content_refused', "the document's attachment URL is on another origin than the FHIR server; it is not fetched");
-      return inCallSpan('GET', 'document content', 'Binary', (span) => bytesIn(span, target));
+      return withinLimit(limit, () => inCallSpan('GET', 'document content', 'Binary', (span) => bytesIn(span, target)));
     },
     close: () => agent.close(),
   };
@@ -166,7 +205,14 @@ export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
     const text = await res.body.text();
     const status = res.statusCode;
     span.set({ 'http.response.status_code': status });
-    if (isTransientStatus(status)) throw new EmrError('emr_unavailable', `the EMR answered ${status} to ${method} ${label}`, status);
+    if (isTransientStatus(status))
+      throw new EmrError(
+        'emr_unavailable',
+        `the EMR answered ${status} to ${method} ${label}`,
+        status,
+        undefined,
+        parseRetryAfter(res.headers['retry-after'], opts.clock.now()),
+      );
     if (status >= 400) throw new EmrError('emr_rejected', `the EMR refused ${method} ${label} (${status})`, status);
     let parsed: unknown;
     try {
@@ -185,7 +231,13 @@ export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
     if (res.statusCode >= 400) {
       await res.body.dump();
       const code = isTransientStatus(res.statusCode) ? 'emr_unavailable' : 'emr_rejected';
-      throw new EmrError(code, `document content answered ${res.statusCode}`, res.statusCode);
+      throw new EmrError(
+        code,
+        `document content answered ${res.statusCode}`,
+        res.statusCode,
+        undefined,
+        parseRetryAfter(res.headers['retry-after'], opts.clock.now()),
+      );
     }
     const contentType = res.headers['content-type'];
     return contentBytes(await readCapped(res, opts.maxContentBytes), Array.isArray(contentType) ? contentType[0] : contentType);

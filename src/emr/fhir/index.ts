@@ -1,12 +1,14 @@
 // The FHIR R4 implementation of the EmrPort. Records are claimed by identifier=<FHIR_IDENTIFIER_SYSTEM>|
 // <serviceId>: with conditional create where the server declares it (a repeated claim after a crash finds
 // the first record), by search-then-create where it does not (the caller's per-entity lock keeps that to
-// one record). A patient the service knows by an EMR id (its externalId) is that EMR record, marked, not a
-// new one; a Patient the adapter creates carries the record-origin mark, and only such a record takes the
-// service's name and phone (./mapping.ts). Every call signs in as FHIR_AUTH says (./auth).
+// one record); an appointment and the records it names in one transaction Bundle where the server declares
+// transactions too (./transaction.ts). A patient the service knows by an EMR id (its externalId) is that EMR
+// record, marked, not a new one; a Patient the adapter creates carries the record-origin mark, and only such a
+// record takes the service's name and phone (./mapping.ts). Every call signs in as FHIR_AUTH says (./auth).
 import type { Clock } from '../../clock.ts';
 import type { Logger } from '../../logger.ts';
 import type { Metrics } from '../../metrics/metrics.ts';
+import type { AdaptiveLimit } from '../../work/adaptive-limit.ts';
 import type { EmrPort } from '../port.ts';
 import type { FhirAuthSettings } from './auth/index.ts';
 import { createCapabilityCheck } from './capabilities.ts';
@@ -16,6 +18,7 @@ import { createFhirHttp, type FhirHttp } from './http.ts';
 import { createPatientOperations } from './patients.ts';
 import { appointmentResource, isKnownStatus, locationResource, practitionerResource } from './mapping.ts';
 import { fhirRecordRefs } from './refs.ts';
+import { createAppointmentClaims } from './transaction.ts';
 
 export interface FhirEmrOptions {
   baseUrl: string;
@@ -30,6 +33,8 @@ export interface FhirEmrOptions {
   logger: Logger;
   /** Where emr_bridge_patient_snapshot_differences_total is registered; unset: counted nowhere. */
   metrics?: Pick<Metrics, 'registry'>;
+  /** Calls in flight at once (EMR_MAX_CONCURRENCY, adapted); unset: a fixed 16. */
+  limit?: AdaptiveLimit;
 }
 
 export interface FhirEmr extends EmrPort {
@@ -38,7 +43,14 @@ export interface FhirEmr extends EmrPort {
 }
 
 export function createFhirEmr(opts: FhirEmrOptions): FhirEmr {
-  const http = createFhirHttp({ baseUrl: opts.baseUrl, timeoutMs: opts.timeoutMs, auth: opts.auth, clock: opts.clock, maxContentBytes: opts.maxContentBytes });
+  const http = createFhirHttp({
+    baseUrl: opts.baseUrl,
+    timeoutMs: opts.timeoutMs,
+    auth: opts.auth,
+    clock: opts.clock,
+    maxContentBytes: opts.maxContentBytes,
+    ...(opts.limit ? { limit: opts.limit } : {}),
+  });
   const capabilities = createCapabilityCheck(http, opts.logger);
   const system = opts.identifierSystem;
   const settings = { identifierSystem: system, labReportTypeCodes: opts.labReportTypeCodes, prescriptionTypeCodes: opts.prescriptionTypeCodes };
@@ -57,6 +69,7 @@ export function createFhirEmr(opts: FhirEmrOptions): FhirEmr {
       warnUnknownStatus(a.serviceId, a.status);
       return claims.findOrCreate(appointmentResource(system, a), a.serviceId);
     },
+    claimAppointment: createAppointmentClaims({ http, system, capabilities, checkStatus: warnUnknownStatus }),
     async updateAppointment(id, a) {
       warnUnknownStatus(a.serviceId, a.status);
       await http.call('PUT', `Appointment/${encodeURIComponent(id)}`, { ...appointmentResource(system, a), id });

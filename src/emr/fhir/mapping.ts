@@ -94,7 +94,27 @@ export function locationResource(system: string, l: LocationInput): Location {
   return { resourceType: 'Location', identifier: identifier(system, l.serviceId), name: l.name, status: 'active' };
 }
 
+/** The references an appointment's participants are named by: `Patient/12`, or a Bundle entry's `urn:uuid:` fullUrl. */
+export interface AppointmentActors {
+  patient: string;
+  practitioner: string;
+  location: string;
+}
+
 export function appointmentResource(system: string, a: AppointmentInput): FhirAppointment {
+  return appointmentWithActors(system, a, {
+    patient: `Patient/${a.patientId}`,
+    practitioner: `Practitioner/${a.practitionerId}`,
+    location: `Location/${a.locationId}`,
+  });
+}
+
+/** The Appointment of a snapshot whose participants are named by the given references. */
+export function appointmentWithActors(
+  system: string,
+  a: Omit<AppointmentInput, 'patientId' | 'practitionerId' | 'locationId'>,
+  actors: AppointmentActors,
+): FhirAppointment {
   const known = APPOINTMENT_STATUS[a.status];
   const extension: Extension[] = [
     { url: `${EXT}/service-status`, valueString: a.status },
@@ -121,9 +141,9 @@ export function appointmentResource(system: string, a: AppointmentInput): FhirAp
     ...(a.notes ? { comment: a.notes } : {}),
     extension,
     participant: [
-      { actor: { reference: `Patient/${a.patientId}` }, status: 'accepted' },
-      { actor: { reference: `Practitioner/${a.practitionerId}` }, status: 'accepted' },
-      { actor: { reference: `Location/${a.locationId}` }, status: 'accepted' },
+      { actor: { reference: actors.patient }, status: 'accepted' },
+      { actor: { reference: actors.practitioner }, status: 'accepted' },
+      { actor: { reference: actors.location }, status: 'accepted' },
     ],
   };
 }

@@ -45,7 +45,7 @@ export const fhirModule: EmrModule<'fhir'> = {
   protocol: 'fhir',
   // A key that cannot be used stops start-up before anything runs; the bundled server's key is made on its start.
   prepare: async (settings, bundled) => (bundled ? undefined : loadFhirAuthSettings(settings.auth)),
-  async start({ settings, bundled, prepared, host, clock, metrics }) {
+  async start({ settings, bundled, prepared, host, clock, metrics, emrCalls }) {
     const stand = bundled ? await startBundledFhir(settings, host, clock) : undefined;
     try {
       const auth = (prepared as FhirAuthSettings | undefined) ?? (await loadFhirAuthSettings(settings.auth));
@@ -61,6 +61,7 @@ export const fhirModule: EmrModule<'fhir'> = {
         clock,
         logger: host.logger.child({ component: 'emr' }),
         metrics,
+        limit: emrCalls,
       });
       return {
         port,

@@ -1,6 +1,7 @@
 // The HL7 v2 implementation of the EmrPort, in the pushed shape (src/emr/port.ts): claims and changes go out as
-// ADT and SIU messages over one MLLP connection (./outbound.ts, ./send.ts), the EMR names its ids later through
-// its feeds to the adapter's MLLP listener (./inbound.ts), and it pushes documents there too. What FHIR writes
+// ADT and SIU messages over HL7_SEND_CONNECTIONS MLLP links (./outbound.ts, ./send.ts, ./mllp/link-pool.ts), the
+// EMR names its ids later through its feeds to the adapter's MLLP listener (./inbound.ts), and it pushes
+// documents there too. What FHIR writes
 // back to the EMR (a document's final status as a Communication) HL7 v2 has no message for here: the adapter
 // keeps it (the admin API, the console), and recordDocumentOutcome writes nothing.
 import type { Clock } from '../../clock.ts';
@@ -8,9 +9,9 @@ import type { Logger } from '../../logger.ts';
 import { EmrError } from '../errors.ts';
 import type { EmrInbound, EmrPort } from '../port.ts';
 import { createInboundHandler, SEEN_PREFIX } from './inbound.ts';
-import { createMllpClient } from './mllp/client.ts';
 import { parseMllpUrl } from './mllp/endpoint.ts';
 import { MllpError } from './mllp/errors.ts';
+import { createLinkPool, type LinkCounts, type MllpLinkPool } from './mllp/link-pool.ts';
 import { startMllpListener } from './mllp/listener.ts';
 import { openSocket } from './mllp/open-socket.ts';
 import { createOutbound } from './outbound.ts';
@@ -39,6 +40,8 @@ export interface Hl7EmrOptions {
 export interface Hl7Emr extends EmrPort {
   /** Where the adapter's listener listens, as `mllp://host:port` (the EMR's outbound feeds go there). */
   listenerUrl: string;
+  /** The links to the EMR's listener (HL7_SEND_CONNECTIONS): how many are configured, how many connected now. */
+  links(): LinkCounts;
 }
 
 /** How long ping waits for a connection to the EMR's listener. */
@@ -73,12 +76,12 @@ export async function createHl7Emr(opts: Hl7EmrOptions): Promise<Hl7Emr> {
     logger: logger.child({ component: 'hl7-listener' }),
     onMessage: (message) => handler(message),
   });
-  let client: ReturnType<typeof createMllpClient> | undefined;
+  let pool: MllpLinkPool | undefined;
   const outbound = createOutbound({
     settings,
-    send: (message) => {
-      client ??= createMllpClient({ url: opts.sendUrl(), tls: opts.tls, ackTimeoutMs: settings.ackTimeoutMs, clock });
-      return client.send(message);
+    send: (message, key) => {
+      pool ??= createLinkPool({ url: opts.sendUrl(), tls: opts.tls, ackTimeoutMs: settings.ackTimeoutMs, clock, connections: settings.sendConnections });
+      return pool.send(message, key);
     },
     state: () => {
       if (!inbound) throw new EmrError('emr_unavailable', 'the HL7 v2 port has not started');
@@ -89,6 +92,7 @@ export async function createHl7Emr(opts: Hl7EmrOptions): Promise<Hl7Emr> {
   const listenHost = settings.listen.host === '0.0.0.0' || settings.listen.host === '::' ? '127.0.0.1' : settings.listen.host;
   return {
     listenerUrl: `${tls ? 'mllps' : 'mllp'}://${listenHost.includes(':') ? `[${listenHost}]` : listenHost}:${listener.port}`,
+    links: () => pool?.links() ?? { configured: settings.sendConnections, connected: 0 },
     refs: hl7RecordRefs,
     documentSource: 'pushed',
     documentOutcomes: 'adapter',
@@ -118,7 +122,7 @@ export async function createHl7Emr(opts: Hl7EmrOptions): Promise<Hl7Emr> {
       }
     },
     async close() {
-      await client?.close();
+      await pool?.close();
       await listener.close();
     },
   };

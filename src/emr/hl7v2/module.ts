@@ -76,7 +76,7 @@ export const hl7v2Module: EmrModule<'hl7v2'> = {
       summary: {
         title: 'HL7 v2 EMR',
         address,
-        detail: `${bundled ? 'bundled HL7 EMR' : 'real'}, listener ${running.listenerUrl}`,
+        detail: `${bundled ? 'bundled HL7 EMR' : 'real'}, ${settings.sendConnections > 1 ? `${settings.sendConnections} links, ` : ''}listener ${running.listenerUrl}`,
         ...(bundled ? { standIn: 'HL7 EMR' } : {}),
         ...(stand?.controlUrl
           ? {

@@ -84,7 +84,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
       ...(mrn ? { mrn } : {}),
       ...(settings.emrAssigningAuthority ? { emrAssigningAuthority: settings.emrAssigningAuthority } : {}),
     });
-    await sendAccepted(deps.send, message.message, `ADT^${settings.patientEvents[trigger]} for patient ${p.serviceId}`);
+    await sendAccepted(deps.send, message.message, `ADT^${settings.patientEvents[trigger]} for patient ${p.serviceId}`, `patient:${p.serviceId}`);
   }
 
   async function sendAppointment(trigger: AppointmentTrigger, a: AppointmentInput, purpose: string): Promise<void> {
@@ -99,7 +99,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
       doctor: doctors.get(serviceIdOf(a.practitionerId)) ?? { serviceId: serviceIdOf(a.practitionerId), name: '' },
       location: locations.get(serviceIdOf(a.locationId)) ?? { serviceId: serviceIdOf(a.locationId), name: '' },
     });
-    await sendAccepted(deps.send, message.message, `SIU^${trigger} for appointment ${a.serviceId}`);
+    await sendAccepted(deps.send, message.message, `SIU^${trigger} for appointment ${a.serviceId}`, `appointment:${a.serviceId}`);
     await state.put(KEYS.acknowledged('appointment', a.serviceId), JSON.stringify({ startsAt: a.startsAt, status: a.status } satisfies SentAppointment));
   }
 

@@ -11,22 +11,28 @@ import { readAck } from './messages/ack.ts';
 import { value } from './messages/read.ts';
 import { MllpError } from './mllp/errors.ts';
 
-/** Sends one message over MLLP and resolves with its acknowledgment (the transport's send). */
-export type MllpSend = (message: Hl7Message) => Promise<Hl7Message>;
+/**
+ * Sends one message over MLLP and resolves with its acknowledgment (the transport's send). `key` names the
+ * entity the message is about (`patient:<id>`): messages of one key are never in flight at once (./mllp/link-pool.ts).
+ */
+export type MllpSend = (message: Hl7Message, key: string) => Promise<Hl7Message>;
 
-/** Sends `message` and resolves once the EMR acknowledged it AA or CA; anything else throws the EmrError it means. */
-export function sendAccepted(send: MllpSend, message: Hl7Message, what: string): Promise<void> {
+/**
+ * Sends `message` and resolves once the EMR acknowledged it AA or CA; anything else throws the EmrError it means.
+ * Resolving only then is what keeps one entity's messages in order over several links: its next is sent after.
+ */
+export function sendAccepted(send: MllpSend, message: Hl7Message, what: string, key: string): Promise<void> {
   const msh = message.getSegment('MSH');
   const type = `${value(msh, 9, 1)}^${value(msh, 9, 2)}`;
-  return inSpan(`HL7 ${type}`, { 'hl7.message_type': type, 'hl7.message_control_id': value(msh, 10) }, (span) => sendIn(span, send, message, what), {
+  return inSpan(`HL7 ${type}`, { 'hl7.message_type': type, 'hl7.message_control_id': value(msh, 10) }, (span) => sendIn(span, send, message, what, key), {
     kind: 'client',
   });
 }
 
-async function sendIn(span: SpanScope, send: MllpSend, message: Hl7Message, what: string): Promise<void> {
+async function sendIn(span: SpanScope, send: MllpSend, message: Hl7Message, what: string, key: string): Promise<void> {
   let answer: Hl7Message;
   try {
-    answer = await send(message);
+    answer = await send(message, key);
   } catch (err) {
     throw transportFailure(err, what);
   }

@@ -23,6 +23,7 @@ const PATIENT_EVENTS = { 'A28,A31': ['A28', 'A31'], 'A04,A08': ['A04', 'A08'] } 
 
 export const HL7_SETTINGS_SHAPE = {
   HL7_SEND_URL: mllpUrlOrBundled,
+  HL7_SEND_CONNECTIONS: int(1, 1, 32),
   HL7_LISTEN_HOST: z.string().min(1).optional(),
   HL7_LISTEN_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   HL7_TLS_CERT_PATH: z.string().optional(),
@@ -62,6 +63,8 @@ export interface Hl7TlsFiles {
 export interface Hl7Settings {
   /** Unset: the bundled HL7 EMR (its address is known once it listens). */
   sendUrl?: string;
+  /** How many MLLP links carry messages to the EMR at once (./mllp/link-pool.ts). */
+  sendConnections: number;
   listen: { host: string; port: number };
   tls: Hl7TlsFiles;
   header: { sendingApplication: string; sendingFacility: string; receivingApplication: string; receivingFacility: string };
@@ -87,6 +90,7 @@ export function hl7SettingsFrom(raw: Hl7Raw, ctx: EmrSettingsContext, problems: 
   const [created, changed] = PATIENT_EVENTS[raw.HL7_PATIENT_EVENTS];
   return {
     ...(raw.HL7_SEND_URL && !ctx.bundled ? { sendUrl: raw.HL7_SEND_URL } : {}),
+    sendConnections: raw.HL7_SEND_CONNECTIONS,
     listen,
     tls,
     header: {

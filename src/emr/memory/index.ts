@@ -1,9 +1,21 @@
 // An in-process EmrPort with the FHIR adapter's semantics (one record per serviceId, a patient the service
 // knows by an EMR id adopted rather than made twice, snapshots applied whole to the records it made and
-// never to the EMR's own, outcomes kept per document, failures as the port's EmrError classes): for unit
+// never to the EMR's own, an appointment claimed with its participants in one call as a transaction would be
+// (unless `transactions` is off), outcomes kept per document, failures as the port's EmrError classes): for unit
 // tests, benchmarks against "an in-process EMR", and as the smallest example of what a fork for another EMR
 // implements. It passes the port's conformance suite (test/emr/memory-conformance.test.ts).
-import type { AppointmentInput, DocumentOutcome, EmrDocument, EmrPort, EmrRecord, PatientField, PatientInput } from '../port.ts';
+import type {
+  AppointmentClaim,
+  AppointmentClaimed,
+  AppointmentInput,
+  DocumentOutcome,
+  EmrDocument,
+  EmrPort,
+  EmrRecord,
+  KnownRecord,
+  PatientField,
+  PatientInput,
+} from '../port.ts';
 import { EmrError } from '../errors.ts';
 import { fhirRecordRefs } from '../fhir/refs.ts';
 
@@ -29,6 +41,10 @@ export interface MemoryEmr extends EmrPort {
   /** Snapshot differences left unapplied on EMR-owned patients, as updatePatient reported them. */
   differences: { serviceId: string; fields: PatientField[] }[];
   appointments(): (AppointmentInput & { id: string })[];
+  /** One call, all or nothing, as a FHIR transaction; undefined while `transactions` is false. */
+  claimAppointment(claim: AppointmentClaim): Promise<AppointmentClaimed | undefined>;
+  /** Default true. While false, claimAppointment answers undefined, as an EMR without transactions: the caller claims one by one. */
+  transactions: boolean;
   outcomes: Map<string, DocumentOutcome[]>;
   /** Documents waiting in the EMR; their patients exist in it (a document is always for a patient it has). */
   documents: EmrDocument[];
@@ -44,7 +60,10 @@ export interface MemoryEmr extends EmrPort {
 }
 
 /** The fields a test reads and sets; the operations read them live. */
-type MemoryState = Pick<MemoryEmr, 'records' | 'outcomes' | 'documents' | 'contents' | 'down' | 'refusing' | 'failWith' | 'calls' | 'differences'>;
+type MemoryState = Pick<
+  MemoryEmr,
+  'records' | 'outcomes' | 'documents' | 'contents' | 'down' | 'refusing' | 'failWith' | 'calls' | 'differences' | 'transactions'
+>;
 
 /** The state, and what only the EMR itself keeps: appointments by EMR id, the EMR's own patients, the next id. */
 type Own = { state: MemoryState; byId: Map<string, AppointmentInput>; emrPatients: Map<string, MemoryRecord>; next: number };
@@ -60,10 +79,18 @@ export function createMemoryEmr(): MemoryEmr {
     failWith: undefined,
     calls: 0,
     differences: [],
+    transactions: true,
   };
   const own: Own = { state, byId: new Map(), emrPatients: new Map(), next: 1 };
   // Named as the FHIR adapter names its records, whose twin this is.
-  return Object.assign(state, { refs: fhirRecordRefs }, patientOperations(own), recordOperations(own), documentOperations(own));
+  return Object.assign(
+    state,
+    { refs: fhirRecordRefs },
+    patientOperations(own),
+    recordOperations(own),
+    { claimAppointment: (claim: AppointmentClaim) => claimAppointment(own, claim) },
+    documentOperations(own),
+  );
 }
 
 function patientOperations(own: Own): Pick<MemoryEmr, 'addEmrPatient' | 'patients' | 'ensurePatient' | 'updatePatient' | 'linkPatient'> {
@@ -133,6 +160,21 @@ function recordOperations(own: Own): RecordOperations {
   };
 }
 
+/** An appointment and the records it names, found or made in one call: the call fails before any is made, or none fails. */
+async function claimAppointment(own: Own, claim: AppointmentClaim): Promise<AppointmentClaimed | undefined> {
+  if (!own.state.transactions) return undefined;
+  gate(own.state);
+  const participant = <I extends { serviceId: string }>(kind: Kind, p: KnownRecord | I, data: (p: I) => unknown, origin?: MemoryRecord['origin']) =>
+    'serviceId' in p ? claimRecord(own, kind, p.serviceId, data(p), origin) : { id: p.id, created: false };
+  const patient = participant('patient', claim.patient, (p) => ({ serviceId: p.serviceId, name: p.name, phone: p.phone }), 'adapter');
+  const practitioner = participant('practitioner', claim.practitioner, (d) => d);
+  const location = participant('location', claim.location, (l) => l);
+  const input: AppointmentInput = { ...claim.appointment, patientId: patient.id, practitionerId: practitioner.id, locationId: location.id };
+  const appointment = claimRecord(own, 'appointment', input.serviceId, input);
+  if (appointment.created) own.byId.set(appointment.id, input);
+  return { patient, practitioner, location, appointment };
+}
+
 function documentOperations({ state }: Own): Pick<MemoryEmr, 'listDocumentsChangedSince' | 'readDocumentBytes' | 'recordDocumentOutcome'> {
   return {
     async listDocumentsChangedSince(watermark) {
@@ -174,6 +216,11 @@ const refused = (what: string) => new EmrError('emr_rejected', `the in-memory EM
 
 async function ensure(own: Own, kind: Kind, serviceId: string, data: unknown, origin?: MemoryRecord['origin']): Promise<EmrRecord> {
   gate(own.state);
+  return claimRecord(own, kind, serviceId, data, origin);
+}
+
+/** The record with this serviceId, made when there is none (no call of its own: the caller's call counts). */
+function claimRecord(own: Own, kind: Kind, serviceId: string, data: unknown, origin?: MemoryRecord['origin']): EmrRecord {
   const found = own.state.records[kind].get(serviceId);
   if (found) return { id: found.id, created: false };
   const id = `${kind}-${own.next++}`;

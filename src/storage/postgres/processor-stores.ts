@@ -18,8 +18,9 @@ import { createPostgresEntityVersions } from './versions.ts';
 
 export interface PostgresProcessorStoresOptions {
   /**
-   * Connections for entity locks, at most: a processor holds up to two keys per event in flight (a patient,
-   * and its mapping's claim), so 2 x PROCESSOR_CONCURRENCY is enough (default 16).
+   * Connections for entity locks, at most (default 16): an event in flight holds at most one, however many keys
+   * (a section inside another, and a claim of several records at once, take theirs on the same connection), so
+   * no event waits for a second while holding a first; past 16 events in sections at once, the others wait.
    */
   lockConnections?: number;
   /** Opens the inbox's stored bodies (sealed at rest); by default only clear ones open. */

@@ -1,6 +1,7 @@
 // The behaviour every EmrPort must have, as one reusable vitest suite: find-or-create with one record per
 // serviceId (also when many claims run at once), whose patient it is (the EMR's own is adopted and never
-// rewritten, the adapter's takes snapshots), appointment updates and cancellation, documents listed by
+// rewritten, the adapter's takes snapshots), an appointment claimed with its records in one call where the
+// port has claimAppointment and the EMR allows it, appointment updates and cancellation, documents listed by
 // watermark and read (inline, at the EMR's URL, refused elsewhere), outcomes written back once, ping, and
 // the EmrError class of each failure (outage, refusal of the adapter, refusal of one call).
 //
@@ -15,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DocumentType } from '../../../src/contract/events.ts';
 import { EmrError, type EmrErrorCode } from '../../../src/emr/errors.ts';
-import type { AppointmentInput, DocumentOutcome, EmrDocument, EmrPort } from '../../../src/emr/port.ts';
+import type { AppointmentClaim, AppointmentInput, DocumentOutcome, EmrDocument, EmrPort } from '../../../src/emr/port.ts';
 
 /** The kinds of record the port claims by the service's id. */
 export type ClaimedKind = 'patient' | 'practitioner' | 'location' | 'appointment';
@@ -143,11 +144,32 @@ export function describeEmrPort(name: string, makeEmr: () => Promise<EmrHarness>
       };
     }
 
+    /** An appointment claim naming new records only (fresh serviceIds each time it is made). */
+    function newClaim(): AppointmentClaim {
+      return {
+        patient: { serviceId: sid('pat'), name: 'Claimed Patient', phone: phone() },
+        practitioner: { serviceId: sid('doc'), name: 'Dr Claimed' },
+        location: { serviceId: sid('loc'), name: 'Claimed Room' },
+        appointment: {
+          serviceId: sid('apt'),
+          status: 'Approved',
+          startsAt: '2026-02-01T09:00:00.000Z',
+          mode: 'Offline',
+          token: 'A-2',
+          notes: '',
+          payment: { type: 'Full', amountPaid: 15, balanceDue: 0, currency: 'EUR', payAtClinic: false },
+          occurredAt: '2026-01-15T10:00:00.000Z',
+        },
+      };
+    }
+
     /** One call of each kind the port makes, for the failure checks: arranged on the working EMR first, so only the failure differs. */
     async function arrangeEveryCall(): Promise<(port: EmrPort) => [string, () => Promise<unknown>][]> {
       const patient = await emr.ensurePatient({ serviceId: sid('pat'), name: 'Failure Patient', phone: phone() });
       const apt = await appointment();
       const { id: aptId } = await emr.ensureAppointment(apt);
+      // claimAppointment is checked where the port has it and this EMR takes it.
+      const claims = (await emr.claimAppointment?.(newClaim())) !== undefined;
       const docId = await h.addDocument({
         patientId: patient.id,
         documentType: 'lab_report',
@@ -166,6 +188,7 @@ export function describeEmrPort(name: string, makeEmr: () => Promise<EmrHarness>
         ['ensurePractitioner', () => port.ensurePractitioner({ serviceId: sid('doc'), name: 'Dr Never' })],
         ['ensureLocation', () => port.ensureLocation({ serviceId: sid('loc'), name: 'Never Room' })],
         ['ensureAppointment', () => port.ensureAppointment({ ...apt, serviceId: sid('apt') })],
+        ...(claims ? ([['claimAppointment', () => port.claimAppointment!(newClaim())]] as [string, () => Promise<unknown>][]) : []),
         ['updateAppointment', () => port.updateAppointment(aptId, { ...apt, status: 'Cancelled' })],
         ['listDocumentsChangedSince', () => port.listDocumentsChangedSince(undefined)],
         ['readDocumentBytes', () => port.readDocumentBytes(doc)],
@@ -239,6 +262,53 @@ export function describeEmrPort(name: string, makeEmr: () => Promise<EmrHarness>
         expect(made.every((r) => r.created)).toBe(true);
         expect(new Set(made.map((r) => r.id)).size).toBe(inputs.length);
         expect(await Promise.all(inputs.map((a) => emr.ensureAppointment(a)))).toEqual(made.map((r) => ({ id: r.id, created: false })));
+      });
+    });
+
+    describe('an appointment claimed with its records in one call (claimAppointment, optional)', () => {
+      /** The port's claimAppointment where it has one and the EMR takes it; undefined: the port claims one by one. */
+      async function claimed(claim: AppointmentClaim) {
+        return emr.claimAppointment ? emr.claimAppointment(claim) : undefined;
+      }
+
+      it('claims the appointment and every record it names at once, and finds the same ids (created: false) when asked again', async (ctx) => {
+        const claim = newClaim();
+        const first = await claimed(claim);
+        if (!first) return ctx.skip();
+        expect(Object.values(first).map((r) => r.created)).toEqual([true, true, true, true]);
+        const again = await claimed(claim);
+        expect(again).toEqual({
+          patient: { id: first.patient.id, created: false },
+          practitioner: { id: first.practitioner.id, created: false },
+          location: { id: first.location.id, created: false },
+          appointment: { id: first.appointment.id, created: false },
+        });
+        const serviceIds: [ClaimedKind, string][] = [
+          ['patient', (claim.patient as { serviceId: string }).serviceId],
+          ['practitioner', (claim.practitioner as { serviceId: string }).serviceId],
+          ['location', (claim.location as { serviceId: string }).serviceId],
+          ['appointment', claim.appointment.serviceId],
+        ];
+        for (const [kind, serviceId] of serviceIds) expect({ kind, n: await h.countByServiceId(kind, serviceId) }).toEqual({ kind, n: 1 });
+        expect(await h.readAppointment(first.appointment.id)).toMatchObject({ cancelled: false, serviceStatus: 'Approved' });
+        expect(await h.readPatient(first.patient.id)).toMatchObject({ name: 'Claimed Patient', serviceIds: [serviceIds[0]![1]] });
+        // The same records as the one-by-one claims find.
+        expect((await emr.ensurePractitioner(claim.practitioner as { serviceId: string; name: string })).id).toBe(first.practitioner.id);
+      });
+
+      it('names participants the caller knows by their ids, and finds those claimed one by one before', async (ctx) => {
+        const known = await participants();
+        const claim = newClaim();
+        const practitioner = claim.practitioner as { serviceId: string; name: string };
+        const before = await emr.ensurePractitioner(practitioner);
+        const result = await claimed({ ...claim, patient: { id: known.patientId }, location: { id: known.locationId } });
+        if (!result) return ctx.skip();
+        expect(result.patient).toEqual({ id: known.patientId, created: false });
+        expect(result.location).toEqual({ id: known.locationId, created: false });
+        expect(result.practitioner).toEqual({ id: before.id, created: false });
+        expect(result.appointment.created).toBe(true);
+        expect(await h.countByServiceId('practitioner', practitioner.serviceId)).toBe(1);
+        expect(await h.countByServiceId('appointment', claim.appointment.serviceId)).toBe(1);
       });
     });
 

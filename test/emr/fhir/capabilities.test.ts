@@ -1,6 +1,8 @@
 // The EMR check at start-up and what follows from it: an EMR that answers and is not FHIR R4 stops the
 // adapter with the reason; one that does not answer yet is an outage the adapter starts through; a FHIR
-// server that does not declare conditional create still gets one record per serviceId under concurrency.
+// server that does not declare conditional create still gets one record per serviceId under concurrency (its
+// records claimed one by one); transactions are used only where the transaction interaction and conditional
+// create for every claimed type are both declared.
 import { emrSettings } from '../../../src/emr/settings.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -10,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../../src/clock.ts';
 import { parseConfig } from '../../../src/config.ts';
 import { loadFhirAuthSettings } from '../../../src/emr/fhir/auth/index.ts';
+import { CLAIMED_TYPES, readCapabilities } from '../../../src/emr/fhir/capabilities.ts';
 import { createFhirEmr } from '../../../src/emr/fhir/index.ts';
 import { startFhirServer, type RunningFhirServer } from '../../../src/fhir-server/server.ts';
 import { silentLogger } from '../../../src/logger.ts';
@@ -105,6 +108,43 @@ describe('the EMR check at start-up', () => {
   }, 30_000);
 });
 
+describe('what the client reads of transactions', () => {
+  const statement = (o: { interaction?: string[]; conditional?: readonly string[]; mode?: string }) => ({
+    resourceType: 'CapabilityStatement',
+    fhirVersion: '4.0.1',
+    rest: [
+      {
+        mode: o.mode ?? 'server',
+        ...(o.interaction ? { interaction: o.interaction.map((code) => ({ code })) } : {}),
+        resource: CLAIMED_TYPES.map((type) => ({ type, conditionalCreate: (o.conditional ?? CLAIMED_TYPES).includes(type) })),
+      },
+    ],
+  });
+
+  it('uses transactions where the server declares the transaction interaction and conditional create for every claimed type', () => {
+    expect(readCapabilities(statement({ interaction: ['transaction', 'batch'] })).transactions()).toBe(true);
+    expect(readCapabilities(statement({ interaction: ['transaction'] })).transactions()).toBe(true);
+  });
+
+  it('claims one by one where the transaction interaction is missing, only batch is declared, or a claimed type lacks conditional create', () => {
+    expect(readCapabilities(statement({})).transactions()).toBe(false);
+    expect(readCapabilities(statement({ interaction: ['batch'] })).transactions()).toBe(false);
+    expect(readCapabilities(statement({ interaction: ['transaction'], conditional: ['Patient', 'Practitioner', 'Location'] })).transactions()).toBe(false);
+    expect(readCapabilities(statement({ interaction: ['transaction'], mode: 'client' })).transactions()).toBe(false);
+  });
+
+  it("reads the bundled FHIR server's statement: transactions unless turned off, or conditional create is", async () => {
+    const read = async (opts: { transactions?: boolean; conditionalCreate?: boolean }) => {
+      const server = await startFhirServer({ logger: silentLogger(), ...opts });
+      cleanups.push(() => server.close());
+      return readCapabilities(await (await fetch(`${server.baseUrl}/metadata`)).json()).transactions();
+    };
+    expect(await read({})).toBe(true);
+    expect(await read({ transactions: false })).toBe(false);
+    expect(await read({ conditionalCreate: false })).toBe(false);
+  });
+});
+
 describe('a FHIR server without conditional create', () => {
   let fhir: RunningFhirServer;
 
@@ -131,7 +171,16 @@ describe('a FHIR server without conditional create', () => {
     // The processor's own fixture, with the real FHIR adapter in place of the in-memory EMR.
     const f = processorFixture({ PROCESSOR_CONCURRENCY: '8' });
     f.clock.set(Date.now());
-    for (const k of ['ensurePatient', 'ensurePractitioner', 'ensureLocation', 'ensureAppointment', 'updateAppointment', 'updatePatient'] as const)
+    // claimAppointment too: it answers undefined here (no conditional create, so no transactions), and the records go one by one.
+    for (const k of [
+      'ensurePatient',
+      'ensurePractitioner',
+      'ensureLocation',
+      'ensureAppointment',
+      'updateAppointment',
+      'updatePatient',
+      'claimAppointment',
+    ] as const)
       Object.assign(f.emr, { [k]: fhirEmr[k] });
     for (let i = 0; i < 8; i++) {
       const e = appointmentEvent({ serviceId: `apt_${i}` });

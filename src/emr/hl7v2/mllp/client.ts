@@ -1,5 +1,6 @@
 // The adapter's MLLP sender: one connection to the EMR's listener, one message in flight, first in first
-// out, a hard deadline per acknowledgment. It never resends: a failed send is the caller's to retry.
+// out, a hard deadline per acknowledgment. It never resends: a failed send is the caller's to retry. The port
+// sends through ./link-pool.ts, HL7_SEND_CONNECTIONS of these side by side.
 import type { Socket } from 'node:net';
 import { Hl7Message } from '@medplum/core';
 import { ReturnAckCategory } from '@medplum/hl7';
@@ -31,6 +32,10 @@ export interface MllpClientOptions {
 export interface MllpClient {
   /** Resolves with the peer's acknowledgment (any MSA-1: AA, AE, AR, CA, ...); rejects with MllpError. */
   send(message: Hl7Message): Promise<Hl7Message>;
+  /** Whether its connection is open now (not before its first send, nor after a drop until a send connects again). */
+  isConnected(): boolean;
+  /** Milliseconds before it tries to connect again after a failed attempt (0: it would try now). */
+  retryInMs(): number;
   close(): Promise<void>;
 }
 
@@ -179,6 +184,8 @@ export function createMllpClient(opts: MllpClientOptions): MllpClient {
       tail = result.catch(() => undefined);
       return result;
     },
+    isConnected: () => !closed && link?.isOpen() === true,
+    retryInMs: () => backoff.remainingMs(),
     async close() {
       closed = true;
       aborter.abort();

@@ -106,6 +106,8 @@ export interface ReceivingPeer {
   frames: { text: string; bytes: Buffer; connection: number; at: number }[];
   /** Every connection accepted, in order; `closedAt` once it closed. */
   connections: { socket: net.Socket; closedAt?: number }[];
+  /** Stops accepting (a new connect is refused) and keeps the connections it has. */
+  stopAccepting(): void;
   close(): Promise<void>;
 }
 
@@ -141,8 +143,9 @@ export async function startReceivingPeer(onFrame: FrameHandler, port = 0): Promi
     port: (server.address() as net.AddressInfo).port,
     frames,
     connections,
+    stopAccepting: () => void server.close(),
     async close() {
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      const stopped = new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
       for (const { socket } of connections) socket.destroy();
       await stopped;
     },

@@ -11,6 +11,7 @@
 // sealing: patient data sealed at rest, on against off: serve under wrk and the processor's in-process workload (./sealing.ts).
 // tracing: traces on (every trace sampled, exported to a local OTLP sink) against off (no endpoint): serve under wrk and
 // the processor, in process and over HTTP (./tracing.ts); with BENCH_BEFORE, off against that checkout's serve too.
+// emr-latency (opt-in, long): a backlog after an outage against the bundled FHIR server and HL7 EMR behind a latency proxy (./emr-latency.ts).
 import { benchReceiver } from './receiver.ts';
 import { benchReceiverPostgres } from './receiver-postgres.ts';
 import { benchReceiverWrk } from './receiver-wrk.ts';
@@ -36,9 +37,10 @@ const benches: Record<string, Bench> = {
   hl7: benchHl7,
   sealing: benchSealing,
   tracing: benchTracing,
+  'emr-latency': async () => (await import('./emr-latency.ts')).benchEmrLatency(),
 };
 
-const OPT_IN = new Set(['receiver-node', 'receiver-profile']);
+const OPT_IN = new Set(['receiver-node', 'receiver-profile', 'emr-latency']);
 
 const only = process.argv.slice(2);
 const unknown = only.filter((name) => !(name in benches));

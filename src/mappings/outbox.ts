@@ -57,11 +57,13 @@ export function createMappingOutbox(deps: MappingOutboxDeps): MappingOutbox {
   }
 
   async function postIn(span: SpanScope, r: QueuedMapping, sent: QueuedMapping[]): Promise<boolean> {
-    const log = logger.child({ entityType: r.entityType, serviceId: r.serviceId, attempt: r.attempts + 1 });
+    // Made only when something is logged: a child logger is not free, and a post that succeeds logs at debug only.
+    let child: Logger | undefined;
+    const log = () => (child ??= logger.child({ entityType: r.entityType, serviceId: r.serviceId, attempt: r.attempts + 1 }));
     try {
       await deps.serviceClient.putMapping(r.entityType, r.serviceId, r.externalId);
       sent.push(r);
-      log.debug('mapping posted');
+      if (logger.isLevelEnabled('debug')) log().debug('mapping posted');
       return true;
     } catch (err) {
       span.fail(err);
@@ -69,12 +71,12 @@ export function createMappingOutbox(deps: MappingOutboxDeps): MappingOutbox {
       const { reason, code } = decision.failure;
       if (decision.kind === 'retry-at') {
         await store.retryAt(r, decision.at, reason);
-        log.warn({ code }, 'mapping post failed; will retry');
+        log().warn({ code }, 'mapping post failed; will retry');
         return false;
       }
       await store.markDead(r, reason);
       deps.onAlert();
-      log.error({ alert: true, code }, 'mapping refused by the service; parked as a dead letter');
+      log().error({ alert: true, code }, 'mapping refused by the service; parked as a dead letter');
       return true;
     }
   }

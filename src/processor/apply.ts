@@ -118,16 +118,22 @@ async function claimAtOnce(deps: ApplyDeps, e: AppointmentEvent, out: Applied): 
 
 /** What claiming one by one would have left: each mapping recorded and claimed, the refs in order, the patient's snapshot, the appointment's. */
 async function settleClaim(deps: ApplyDeps, out: Applied, e: AppointmentEvent, mapped: Mapped, claimed: AppointmentClaimed): Promise<void> {
-  const settle = async (entityType: keyof Mapped, entity: Entity, record: EmrRecord): Promise<Found> => {
+  const record = (entityType: keyof Mapped, entity: Entity, claim: EmrRecord): Promise<Found> | Found => {
     const known = mapped[entityType];
-    const found = known !== undefined ? { id: known, isNew: false } : await recordClaimed(deps, entityType, entity.serviceId, record);
-    return noteRecord(deps, out, entityType, entity, found);
+    return known !== undefined ? { id: known, isNew: false } : recordClaimed(deps, entityType, entity.serviceId, claim);
   };
-  const patient = await settle('patient', e.patient, claimed.patient);
+  // Recorded together: the records asked for at one moment share one commit (the mapping store's group commit).
+  const [p, d, l, a] = await Promise.all([
+    record('patient', e.patient, claimed.patient),
+    record('doctor', e.doctor, claimed.practitioner),
+    record('location', e.location, claimed.location),
+    record('appointment', e.appointment, claimed.appointment),
+  ]);
+  const patient = noteRecord(deps, out, 'patient', e.patient, p);
   await takeSnapshot(deps, out, e.patient, e, patient);
-  const doctor = await settle('doctor', e.doctor, claimed.practitioner);
-  const location = await settle('location', e.location, claimed.location);
-  const appointment = await settle('appointment', e.appointment, claimed.appointment);
+  const doctor = noteRecord(deps, out, 'doctor', e.doctor, d);
+  const location = noteRecord(deps, out, 'location', e.location, l);
+  const appointment = noteRecord(deps, out, 'appointment', e.appointment, a);
   // A record that already existed (found, not created by this call) gets this event's full snapshot.
   if (!appointment.isNew)
     await deps.emr.updateAppointment(appointment.id, { ...appointmentSnapshot(e), patientId: patient.id, practitionerId: doctor.id, locationId: location.id });

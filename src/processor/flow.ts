@@ -1,7 +1,8 @@
 // The processor's flow of claimed events, with no barrier between batches: `concurrency` events in flight while
-// work is due, the next one started the moment one ends. Work is claimed ahead (about two rounds of events held),
-// outcomes are committed in groups as they finish (one commit, so one fsync, per round of events rather than per
-// event), and each commit claims the next events in the same transaction. An event that shares a lock key with
+// work is due, the next one started the moment one ends. Work is claimed ahead (up to ROUNDS_AHEAD rounds of events
+// held, claimed again when one round is left), outcomes are committed in groups as they finish (one commit, so one
+// fsync, per claim of many rounds rather than per event), and each commit claims the next events in the same
+// transaction. An event that shares a lock key with
 // one in flight (two appointments of one patient) waits here, not in a slot: the slots go to events that can call
 // the EMR. When claims come back short the flow takes in what arrived since (intake) before claiming again, so a
 // backlog arriving while it runs is followed without waiting for the next pass.
@@ -27,8 +28,17 @@ export interface FlowDeps {
   clock: Clock;
 }
 
+/**
+ * Rounds of `concurrency` events claimed ahead at most. A claim commits what finished since the last one, so this is
+ * also about how many events share a commit (the batches of before measured 16 per slot as the point past which
+ * larger gained nothing). An event claimed ahead waits under its lease; one whose lease is half gone is handed back.
+ */
+const ROUNDS_AHEAD = 16;
+
 interface Ready {
   c: ClaimedEvent;
+  /** The lock keys its handling takes. */
+  keys: string[];
   /** The earliest its lease ends (taken by the store at its own now + leaseMs, a moment after this reading). */
   leaseUntil: number;
 }
@@ -65,7 +75,7 @@ export async function runFlow(deps: FlowDeps): Promise<number> {
   };
 
   function start(item: Ready): void {
-    const keys = deps.keysOf(item.c);
+    const { keys } = item;
     mark(keys, 1);
     running++;
     deps
@@ -82,35 +92,42 @@ export async function runFlow(deps: FlowDeps): Promise<number> {
       });
   }
 
-  /** Starts what can start: free slots, keys not busy; hands back what must not start any more. */
+  /**
+   * Starts what can start, in claim order: while slots are free, each event whose keys are not busy; hands back what
+   * must not start any more (all of it once stopping). What is past the last free slot is not looked at.
+   */
   function startReady(): void {
+    const stopping = error !== undefined || !deps.going();
     const waiting: Ready[] = [];
-    for (const item of ready) {
-      if (error !== undefined || !deps.going() || !leaseLeftToStart(item.leaseUntil, deps.leaseMs, deps.clock.now())) deps.release(item.c, sink);
-      else if (running >= concurrency || holds(deps.keysOf(item.c))) waiting.push(item);
+    let i = 0;
+    for (; i < ready.length && (stopping || running < concurrency); i++) {
+      const item = ready[i]!;
+      if (stopping || !leaseLeftToStart(item.leaseUntil, deps.leaseMs, deps.clock.now())) deps.release(item.c, sink);
+      else if (holds(item.keys)) waiting.push(item);
       else start(item);
     }
-    ready = waiting;
+    ready = i === ready.length ? waiting : waiting.concat(ready.slice(i));
   }
 
   /** Commits what finished, claiming more in the same transaction when `claim`. */
   async function commit(claim: boolean): Promise<void> {
     const done = batch;
     batch = createOutcomeBatch();
-    const limit = 2 * concurrency - ready.length;
+    const limit = ROUNDS_AHEAD * concurrency - ready.length;
     const leaseUntil = deps.clock.now() + deps.leaseMs;
     const claimed = await deps.queue.commit(done.outcomes(), claim ? { limit, leaseMs: deps.leaseMs } : undefined);
     done.committed();
-    for (const c of claimed) ready.push({ c, leaseUntil });
+    for (const c of claimed) ready.push({ c, keys: deps.keysOf(c), leaseUntil });
     if (claim) drained = claimed.length < limit;
   }
 
+  /** Claim when no more than a round is left to start (and nothing stops it). */
   const canClaim = () => error === undefined && deps.going() && ready.length <= concurrency;
   /**
    * After a short claim, what is left is held back by events in flight (an entity's next event is due once its
-   * current one is committed) or has not arrived: claim again once a quarter round has finished, not per event.
+   * current one is committed) or has not arrived: claim again once a round has finished, not per event.
    */
-  const worthClaimingAgain = (outcomes: number) => outcomes >= Math.max(1, concurrency >> 2) || (running === 0 && outcomes > 0);
+  const worthClaimingAgain = (outcomes: number) => outcomes >= concurrency || (running === 0 && outcomes > 0);
 
   for (;;) {
     startReady();
@@ -124,7 +141,7 @@ export async function runFlow(deps: FlowDeps): Promise<number> {
       await commit(true);
       continue;
     }
-    if (outcomes >= concurrency || (outcomes > 0 && running === 0)) {
+    if (outcomes >= ROUNDS_AHEAD * concurrency || (outcomes > 0 && running === 0)) {
       await commit(false);
       continue;
     }

@@ -1,14 +1,18 @@
 // How many calls to a dependency may be in flight at once, adapted to how it answers: additive increase,
 // multiplicative decrease, as TCP's congestion window. The limit starts at the most allowed (EMR_MAX_CONCURRENCY)
 // and never goes past it; a call the dependency pushed back on (429, or 503 with Retry-After) or a climb in its
-// latency halves it, at most once per round of calls (the calls already in flight when it fell say nothing new);
-// each call answered in time then gives back a little, a whole call per `limit` answers. A caller over the limit
+// latency halves it, at most once per round of calls (the calls already in flight when it fell say nothing new)
+// and, after a push-back, not again before the wait the dependency asked for has passed (its push-backs meanwhile
+// are the same episode); each call answered in time then gives back a little, a whole call per `limit` answers. A caller over the limit
 // waits in a queue, first come first served, holding nothing. The clock is the injected one: latency is read on it.
 import type { Clock } from '../clock.ts';
 
 export interface AdaptiveLimit {
-  /** Runs `call` once fewer than limit() are in flight; its latency and outcome feed the limit. */
-  run<T>(call: () => Promise<T>, pushedBack?: (err: unknown) => boolean): Promise<T>;
+  /**
+   * Runs `call` once fewer than limit() are in flight; its latency and outcome feed the limit. `pushedBack` says
+   * whether a failure was the dependency pushing back: false, or the wait it asked for in ms (0: none said).
+   */
+  run<T>(call: () => Promise<T>, pushedBack?: (err: unknown) => number | false): Promise<T>;
   /** Calls allowed in flight now (1 … max). */
   limit(): number;
   /** Calls in flight now. */
@@ -57,6 +61,8 @@ export function createAdaptiveLimit(opts: AdaptiveLimitOptions): AdaptiveLimit {
   let credit = 0;
   /** Calls started since the last decrease: a decrease waits for a round of them. */
   let startedSinceDecrease = Number.POSITIVE_INFINITY;
+  /** Before this (clock ms), a push-back belongs to the episode that lowered the limit last. */
+  let episodeUntil = Number.NEGATIVE_INFINITY;
   const queue: (() => void)[] = [];
   const latency = createLatencyWatch();
 
@@ -66,8 +72,10 @@ export function createAdaptiveLimit(opts: AdaptiveLimitOptions): AdaptiveLimit {
     window = Math.min(max, Math.max(1, next));
     if (limit() !== before) opts.onChange?.(limit());
   }
-  function decrease(): void {
-    if (startedSinceDecrease < limit()) return;
+  function decrease(waitMs = 0): void {
+    const now = clock.now();
+    if (startedSinceDecrease < limit() || now < episodeUntil) return;
+    episodeUntil = now + waitMs;
     startedSinceDecrease = 0;
     credit = 0;
     set(window * DECREASE);
@@ -108,7 +116,8 @@ export function createAdaptiveLimit(opts: AdaptiveLimitOptions): AdaptiveLimit {
         else increase();
         return result;
       } catch (err) {
-        if (pushedBack?.(err)) decrease();
+        const wait = pushedBack?.(err) ?? false;
+        if (wait !== false) decrease(wait);
         throw err;
       } finally {
         running--;

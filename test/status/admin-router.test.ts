@@ -36,7 +36,7 @@ describe('GET /admin/status', () => {
     await emrCalls
       .run(
         () => Promise.reject(pushedBack),
-        (e) => e === pushedBack,
+        (e) => (e === pushedBack ? 0 : false),
       )
       .catch(() => undefined);
     const res = await statusOf({ emrCalls });

@@ -5,7 +5,8 @@ import { createManualClock } from '../../src/clock.ts';
 import { createAdaptiveLimit } from '../../src/work/adaptive-limit.ts';
 
 const pushBack = new Error('429');
-const isPushBack = (err: unknown) => err === pushBack;
+/** A push-back that asked for no wait (0), or no push-back. */
+const isPushBack = (err: unknown) => (err === pushBack ? 0 : false);
 
 /** A call that resolves (or rejects) when told to. */
 function pendingCall() {
@@ -80,6 +81,23 @@ describe('adaptive limit', () => {
     expect(limit.limit()).toBe(32);
     for (let i = 0; i < 20 && limit.limit() === 32; i++) await answerIn(600);
     expect(limit.limit()).toBe(16);
+  });
+
+  it('lowers the limit once for the push-backs of one Retry-After, then again for those after it', async () => {
+    const clock = createManualClock();
+    const limit = createAdaptiveLimit({ max: 32, clock });
+    const pushedBackFor = (ms: number) => (err: unknown) => (err === pushBack ? ms : false);
+    const refused = () => limit.run(() => Promise.reject(pushBack), pushedBackFor(1_000)).catch(() => undefined);
+    await refused();
+    expect(limit.limit()).toBe(16);
+    // A round of calls later, but within the second the EMR asked for: the same episode.
+    for (let i = 0; i < 16; i++) await limit.run(async () => 'ok');
+    await refused();
+    expect(limit.limit()).toBe(17);
+    clock.advance(1_000);
+    for (let i = 0; i < 17; i++) await limit.run(async () => 'ok');
+    await refused();
+    expect(limit.limit()).toBe(9);
   });
 
   it('lets waiting calls in first come, first served', async () => {

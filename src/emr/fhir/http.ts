@@ -39,8 +39,10 @@ export interface FhirHttpOptions {
 }
 
 /** A call the EMR pushed back on: 429, or 503 saying when to come back. */
-const pushedBack = (err: unknown): err is EmrError =>
+const isPushBack = (err: unknown): err is EmrError =>
   err instanceof EmrError && (err.httpStatus === 429 || (err.httpStatus === 503 && err.retryAfterMs !== undefined));
+/** For the limit: the wait a push-back asked for (0: none said), or false for any other failure. */
+const pushedBack = (err: unknown): number | false => (isPushBack(err) ? (err.retryAfterMs ?? 0) : false);
 /** Times a pushed-back call is sent again here before its failure goes to the caller's retry rule. */
 const PUSHBACK_RESENDS = 3;
 /** The longest wait honoured here (a longer Retry-After goes to the caller's retry rule); without Retry-After, 1 s. */
@@ -57,7 +59,7 @@ async function withinLimit<T>(limit: AdaptiveLimit, call: () => Promise<T>): Pro
     try {
       return await limit.run(call, pushedBack);
     } catch (err) {
-      const wait = pushedBack(err) ? (err.retryAfterMs ?? PUSHBACK_WAIT_DEFAULT_MS) : Number.POSITIVE_INFINITY;
+      const wait = isPushBack(err) ? (err.retryAfterMs ?? PUSHBACK_WAIT_DEFAULT_MS) : Number.POSITIVE_INFINITY;
       if (resent >= PUSHBACK_RESENDS || wait > PUSHBACK_WAIT_MAX_MS) throw err;
       await sleep(wait);
     }

@@ -1,0 +1,400 @@
+// EMR latency benchmark (issue 26, "throughput against a real EMR"): the adapter's event processing when every EMR
+// call pays a fixed network latency, as a hospital's EMR tens to hundreds of milliseconds away makes it pay.
+// Each run is a system of its own (./support/emr-latency-stack.ts): the simulator, the bundled EMR (FHIR server or
+// HL7 EMR), a loopback proxy adding `delay` ms to every request or MLLP frame on its way to the EMR
+// (./support/latency-proxy.ts), and `emr-bridge serve` with EMR_MAX_CONCURRENCY given. The clinic (ten doctors,
+// three locations, N/2 known patients) goes through the adapter first; then the adapter is down while N
+// appointments are booked (every other one with a new patient: patient.created then appointment.created; the
+// others for known patients), the simulator pauses the subscription, the adapter comes back, and the whole backlog
+// is delivered at once as after an outage: by this process, signed with the subscription's secret, 16 at a time,
+// since the simulator's resume sends one at a time (BENCH_EMR_DELIVERY=simulator: by the simulator's resume).
+// Measured from the first backlog event received to the last one applied (the adapter's database): events/s, EMR
+// calls per event and calls in flight (the proxy), the mapping lag (last event applied to last mapping posted), and
+// the rate against the bound EMR_MAX_CONCURRENCY / (calls per event x latency). Each run is then checked
+// (./support/emr-state-checks.ts). Runs: FHIR and HL7 at each delay; FHIR at 50 ms with transactions off; FHIR at
+// 50 ms with every third call answered 429 Retry-After: 1 by the proxy (events/s per 2 s window beside the
+// adapter's emr_bridge_emr_concurrency gauge).
+// Settings: BENCH_EMR_APPOINTMENTS (2000), BENCH_EMR_DELAYS (0,50,200), BENCH_EMR_RUNS (fhir,hl7,no-transactions,429:
+// which runs), BENCH_EMR_RUN_SECONDS (90: a run still going then is stopped and reported as such),
+// BENCH_EMR_MAX_CONCURRENCY (32), BENCH_EMR_HL7_CONNECTIONS (HL7_SEND_CONNECTIONS; unset: the adapter's default),
+// BENCH_EMR_DELIVERY (bench or simulator). An HL7 v2 EMR's bound is its MLLP links (one message each at a time) in
+// EMR_MAX_CONCURRENCY's place, as /admin/status gives both.
+import { requestJson } from '../src/http/json-request.ts';
+import { STALL_MS } from './support/drain.ts';
+import { type Backlog, type EmrKind, type LatencyStack, PAUSE_AFTER, type Sender, startLatencyStack, waitUntil } from './support/emr-latency-stack.ts';
+import { checkRun, eventStates } from './support/emr-state-checks.ts';
+import { sleep } from './support/hl7-bench-stack.ts';
+import { epochMs, type ProxyStats } from './support/latency-proxy.ts';
+
+const APPOINTMENTS = Number(process.env.BENCH_EMR_APPOINTMENTS ?? 2_000);
+const DELAYS = (process.env.BENCH_EMR_DELAYS ?? '0,50,200').split(',').map(Number);
+const RUNS = new Set((process.env.BENCH_EMR_RUNS ?? 'fhir,hl7,no-transactions,429').split(','));
+const RUN_SECONDS = Number(process.env.BENCH_EMR_RUN_SECONDS ?? 90);
+const MAX_CONCURRENCY = Number(process.env.BENCH_EMR_MAX_CONCURRENCY ?? 32);
+const SENDER: Sender = process.env.BENCH_EMR_DELIVERY === 'simulator' ? 'simulator' : 'bench';
+/** HL7_SEND_CONNECTIONS for the HL7 runs; unset: the adapter's default. */
+const HL7_CONNECTIONS = process.env.BENCH_EMR_HL7_CONNECTIONS ?? '8';
+/** How long the mapping backlog may take to empty before the run says it did not. */
+const MAPPING_WAIT_MS = 30_000;
+const WINDOW_MS = 2_000;
+
+/** Issue 26's targets. */
+const TARGETS = { fhir50: 400, fhir50Bound: 0.8, fhir200: 120, noTransactions50: 200, mappingLagS: 2 };
+
+interface Scenario {
+  label: string;
+  emr: EmrKind;
+  delayMs: number;
+  /** Every n-th call answered 429 Retry-After: 1 by the proxy. */
+  refuseEvery?: number;
+  withoutTransactions?: boolean;
+}
+
+interface Result {
+  scenario: Scenario;
+  /** The scenario's label, with what the EMR could be made to do. */
+  label: string;
+  events: number;
+  finished: number;
+  /** Why the run stopped before every event was applied; undefined when it did not. */
+  stopped?: string;
+  seconds: number;
+  rate: number;
+  /** Backlog deliveries per second (first to last received). */
+  deliveredRate: number;
+  proxy: ProxyStats;
+  callsPerEvent: number;
+  /** Events/s the EMR calls in flight allow: `concurrency` / (calls per event x latency). */
+  bound?: number;
+  /** What the adapter said it may have in flight: EMR_MAX_CONCURRENCY, or HL7 v2 MLLP links. */
+  concurrency?: number;
+  /** Seconds from the last event applied to the last mapping posted; undefined: the backlog was not empty in time. */
+  mappingLagS?: number;
+  dead: number;
+  /** CPU ms per event applied, by process, over the drain (bench: this process, the proxy and the sender). */
+  cpuMsPerEvent?: Record<'serve' | 'emr' | 'simulator' | 'bench', number>;
+  windows: { rate: number; concurrency?: number }[];
+  failures: string[];
+}
+
+function scenarios(): Scenario[] {
+  const list: Scenario[] = [];
+  for (const emr of ['fhir', 'hl7'] as const)
+    if (RUNS.has(emr)) for (const delayMs of DELAYS) list.push({ label: `${emr === 'fhir' ? 'FHIR' : 'HL7 v2'}, ${delayMs} ms`, emr, delayMs });
+  if (RUNS.has('no-transactions')) list.push({ label: 'FHIR without transactions, 50 ms', emr: 'fhir', delayMs: 50, withoutTransactions: true });
+  if (RUNS.has('429')) list.push({ label: 'FHIR, 50 ms, every 3rd call 429 Retry-After: 1', emr: 'fhir', delayMs: 50, refuseEvery: 3 });
+  return list;
+}
+
+// ---- one run ---------------------------------------------------------------------------------------------------
+
+/**
+ * The stack for a scenario. Without transactions: the bundled FHIR server told `transactions: false`, if it takes
+ * that (a Bundle posted to its base answers 405); otherwise, with conditional create off, as the label then says.
+ */
+async function stackFor(s: Scenario): Promise<{ stack: LatencyStack; label: string }> {
+  const settings: Record<string, string> = s.emr === 'hl7' && HL7_CONNECTIONS ? { HL7_SEND_CONNECTIONS: HL7_CONNECTIONS } : {};
+  if (!s.withoutTransactions) return { stack: await startLatencyStack({ emr: s.emr, maxConcurrency: MAX_CONCURRENCY, settings }), label: s.label };
+  const stack = await startLatencyStack({ emr: 'fhir', maxConcurrency: MAX_CONCURRENCY, fhirServerOptions: { transactions: false } });
+  const probe = await requestJson(
+    'POST',
+    stack.emrUrl,
+    { resourceType: 'Bundle', type: 'transaction', entry: [] },
+    { 'content-type': 'application/fhir+json' },
+  );
+  if (probe.status === 405) return { stack, label: `${s.label} (transactions off)` };
+  await stack.close();
+  return {
+    stack: await startLatencyStack({ emr: 'fhir', maxConcurrency: MAX_CONCURRENCY, fhirServerOptions: { conditionalCreate: false } }),
+    label: `FHIR without conditional create, 50 ms (the bundled server took no transactions option: a Bundle answered ${probe.status})`,
+  };
+}
+
+/** The value of a gauge in the adapter's /metrics (summed over its labels); undefined when it has none. */
+async function gauge(adapterUrl: string, name: string): Promise<number | undefined> {
+  const text = (await (await fetch(`${adapterUrl}/metrics`)).text()).split('\n');
+  const values = text.filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`)).map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
+  return values.length ? values.reduce((a, b) => a + b, 0) : undefined;
+}
+
+/**
+ * Waits until every backlog event is final (applied, discarded, dead), none has finished for STALL_MS, or the run's
+ * time is up. `sampleGauge`: the adapter's EMR concurrency read every window meanwhile.
+ */
+async function drain(stack: LatencyStack, backlog: Backlog, sampleGauge: boolean): Promise<{ stopped?: string; concurrency: { at: number; value: number }[] }> {
+  const finished = stack.db().prepare("SELECT count(*) FROM processing WHERE inbox_id > ? AND state NOT IN ('pending', 'retrying')").pluck();
+  const lastError = stack
+    .db()
+    .prepare('SELECT last_error FROM processing WHERE inbox_id > ? AND last_error IS NOT NULL ORDER BY inbox_id DESC LIMIT 1')
+    .pluck();
+  const concurrency: { at: number; value: number }[] = [];
+  const deadline = performance.now() + RUN_SECONDS * 1000;
+  let nextSample = 0;
+  let last = -1;
+  let movedAt = performance.now();
+  for (;;) {
+    const now = finished.get(backlog.afterInboxId) as number;
+    if (now >= backlog.events) return { concurrency };
+    if (now !== last) movedAt = performance.now();
+    last = now;
+    if (performance.now() - movedAt > STALL_MS)
+      return {
+        stopped: `stalled: ${now} of ${backlog.events} finished, none for ${STALL_MS / 1000} s (${lastError.get(backlog.afterInboxId) ?? 'no error recorded'})`,
+        concurrency,
+      };
+    if (performance.now() > deadline)
+      return { stopped: `stopped after ${RUN_SECONDS} s (BENCH_EMR_RUN_SECONDS) with ${now} of ${backlog.events} applied`, concurrency };
+    if (sampleGauge && performance.now() >= nextSample) {
+      nextSample = performance.now() + WINDOW_MS;
+      const value = await gauge(stack.adapterUrl(), 'emr_bridge_emr_concurrency');
+      if (value !== undefined) concurrency.push({ at: epochMs(), value });
+    }
+    await sleep(100);
+  }
+}
+
+/** When the backlog came in and when each of its events became final, from the adapter's database (epoch ms). */
+function timings(stack: LatencyStack, backlog: Backlog) {
+  const db = stack.db();
+  const received = db.prepare('SELECT min(received_at) AS first, max(received_at) AS last FROM inbox_events WHERE id > ?').get(backlog.afterInboxId) as {
+    first: number;
+    last: number;
+  };
+  const finishedAt = db
+    .prepare('SELECT finished_at FROM processing WHERE inbox_id > ? AND finished_at IS NOT NULL ORDER BY finished_at')
+    .pluck()
+    .all(backlog.afterInboxId) as number[];
+  return { firstReceived: received.first, lastReceived: received.last, finishedAt };
+}
+
+/** Events/s in each WINDOW_MS from `start`, and the last concurrency reading in each. */
+function windowsOf(start: number, finishedAt: number[], concurrency: { at: number; value: number }[]): Result['windows'] {
+  const end = finishedAt.at(-1) ?? start;
+  const count = Math.max(1, Math.ceil((end - start) / WINDOW_MS));
+  return Array.from({ length: count }, (_, i) => {
+    const from = start + i * WINDOW_MS;
+    const to = Math.min(end, from + WINDOW_MS);
+    const n = finishedAt.filter((t) => t >= from && (i === count - 1 ? t <= to : t < to)).length;
+    const reading = concurrency.filter((c) => c.at >= from && c.at < from + WINDOW_MS).at(-1);
+    return { rate: n / (Math.max(1, to - from) / 1000), ...(reading ? { concurrency: reading.value } : {}) };
+  });
+}
+
+/** Seconds from the last event applied until the mapping backlog is empty (every mapping posted); undefined: not within MAPPING_WAIT_MS. */
+async function mappingLag(stack: LatencyStack, lastApplied: number): Promise<number | undefined> {
+  try {
+    await waitUntil(
+      'mappings posted',
+      async () => {
+        const m = stack.mappings();
+        return m.pending === 0 && m.done >= m.expected;
+      },
+      MAPPING_WAIT_MS,
+    );
+  } catch {
+    return undefined;
+  }
+  return Math.max(0, (stack.mappings().lastSentAt ?? lastApplied) - lastApplied) / 1000;
+}
+
+type Drained = Awaited<ReturnType<typeof drain>>;
+
+/** The clinic, the outage, and the backlog delivered with the scenario's latency; back once it drained or the run stopped. */
+async function replayOutage(stack: LatencyStack, s: Scenario): Promise<{ backlog: Backlog; drained: Drained; cpuSeconds: Record<string, number> }> {
+  await stack.seed(Math.ceil(APPOINTMENTS / 2));
+  const backlog = await stack.outage(APPOINTMENTS);
+  stack.proxy.configure({ delayMs: s.delayMs, ...(s.refuseEvery ? { refuseEvery: s.refuseEvery } : {}) });
+  stack.proxy.reset();
+  const cpuBefore = { ...stack.cpu(), bench: process.cpuUsage() };
+  const delivered = stack.deliver(backlog, SENDER);
+  // Awaited after the drain (which a failed delivery stalls): not an unhandled rejection meanwhile.
+  delivered.catch(() => undefined);
+  const drained = await drain(stack, backlog, s.refuseEvery !== undefined);
+  await delivered;
+  const cpuAfter = stack.cpu();
+  const bench = process.cpuUsage(cpuBefore.bench);
+  const cpuSeconds = {
+    serve: cpuAfter.serve - cpuBefore.serve,
+    emr: cpuAfter.emr - cpuBefore.emr,
+    simulator: cpuAfter.simulator - cpuBefore.simulator,
+    bench: (bench.user + bench.system) / 1e6,
+  };
+  return { backlog, drained, cpuSeconds };
+}
+
+/** The run's figures, from the adapter's database and the proxy, and its checks. */
+async function measured(
+  stack: LatencyStack,
+  s: Scenario,
+  backlog: Backlog,
+  drained: Drained,
+  cpuSeconds: Record<string, number>,
+): Promise<Omit<Result, 'scenario' | 'label'>> {
+  const t = timings(stack, backlog);
+  const lastApplied = t.finishedAt.at(-1) ?? t.firstReceived;
+  const seconds = (lastApplied - t.firstReceived) / 1000;
+  const proxy = stack.proxy.stats(t.firstReceived, lastApplied);
+  const callsPerEvent = proxy.calls / Math.max(1, t.finishedAt.length);
+  const lag = drained.stopped ? undefined : await mappingLag(stack, lastApplied);
+  const failures = drained.stopped ? [drained.stopped] : await checkRun(stack, backlog, SENDER);
+  const backlogGauge = await gauge(stack.adapterUrl(), 'emr_bridge_mapping_backlog');
+  if (!drained.stopped && backlogGauge !== 0) failures.push(`the adapter's emr_bridge_mapping_backlog reads ${backlogGauge} at the end`);
+  const concurrency = (await stack.emrConcurrency()) ?? (s.emr === 'fhir' ? MAX_CONCURRENCY : undefined);
+  return {
+    events: backlog.events,
+    finished: t.finishedAt.length,
+    ...(drained.stopped ? { stopped: drained.stopped } : {}),
+    seconds,
+    rate: t.finishedAt.length / seconds,
+    deliveredRate: backlog.events / Math.max(0.001, (t.lastReceived - t.firstReceived) / 1000),
+    proxy,
+    callsPerEvent,
+    ...(concurrency !== undefined ? { concurrency } : {}),
+    ...(s.delayMs > 0 && concurrency !== undefined ? { bound: concurrency / (callsPerEvent * (s.delayMs / 1000)) } : {}),
+    ...(lag !== undefined ? { mappingLagS: lag } : {}),
+    dead: eventStates(stack.db(), backlog).dead ?? 0,
+    cpuMsPerEvent: Object.fromEntries(
+      Object.entries(cpuSeconds).map(([k, v]) => [k, (v * 1000) / Math.max(1, t.finishedAt.length)]),
+    ) as Result['cpuMsPerEvent'],
+    windows: windowsOf(t.firstReceived, t.finishedAt, drained.concurrency),
+    failures,
+  };
+}
+
+async function run(s: Scenario): Promise<Result> {
+  const { stack, label } = await stackFor(s);
+  try {
+    const { backlog, drained, cpuSeconds } = await replayOutage(stack, s);
+    return { scenario: s, label, ...(await measured(stack, s, backlog, drained, cpuSeconds)) };
+  } finally {
+    await stack.close();
+  }
+}
+
+/** A run that could not be made (a part did not start, the clinic was not mapped in time): a row saying why. */
+function broken(s: Scenario, err: Error): Result {
+  const none = { calls: 0, byKind: {}, refused: 0, maxInFlight: 0, meanInFlight: 0, meanCallMs: 0 };
+  return {
+    scenario: s,
+    label: s.label,
+    events: 0,
+    finished: 0,
+    stopped: err.message,
+    seconds: 0,
+    rate: 0,
+    deliveredRate: 0,
+    proxy: none,
+    callsPerEvent: 0,
+    dead: 0,
+    windows: [],
+    failures: [err.message],
+  };
+}
+
+// ---- the table ---------------------------------------------------------------------------------------------------
+
+const kinds = (byKind: Record<string, number>) =>
+  Object.entries(byKind)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+
+function row(r: Result): Record<string, string | number> {
+  return {
+    run: r.label,
+    events: r.stopped ? `${r.finished} of ${r.events}` : r.events,
+    s: r.seconds.toFixed(1),
+    'events/s': Math.round(r.rate),
+    'delivered/s': Math.round(r.deliveredRate),
+    'EMR calls/event': r.callsPerEvent.toFixed(2),
+    'calls by kind': `${kinds(r.proxy.byKind)}${r.proxy.refused ? `; 429 by the proxy ${r.proxy.refused}` : ''}`,
+    'in flight max/mean': `${r.proxy.maxInFlight}/${r.proxy.meanInFlight.toFixed(1)}`,
+    'call ms': r.proxy.meanCallMs.toFixed(1),
+    'bound/s':
+      r.bound === undefined ? '' : `${Math.round(r.bound)} (${r.concurrency} ${r.scenario.emr === 'fhir' ? 'calls' : r.concurrency === 1 ? 'link' : 'links'})`,
+    'of bound': r.bound === undefined ? '' : (r.rate / r.bound).toFixed(2),
+    'CPU ms/event serve/EMR/sim/bench': r.cpuMsPerEvent
+      ? [r.cpuMsPerEvent.serve, r.cpuMsPerEvent.emr, r.cpuMsPerEvent.simulator, r.cpuMsPerEvent.bench].map((n) => n.toFixed(2)).join('/')
+      : '',
+    'mapping lag s': r.stopped ? 'run stopped' : r.mappingLagS === undefined ? `not empty in ${MAPPING_WAIT_MS / 1000} s` : r.mappingLagS.toFixed(2),
+    checks: r.failures.length ? `FAIL (${r.failures.length})` : 'ok',
+  };
+}
+
+const verdict = (pass: boolean | undefined) => (pass === undefined ? 'not run' : pass ? 'PASS' : 'FAIL');
+
+function targetRows(results: Result[]): { rows: Record<string, string | number>[]; ok: boolean } {
+  const find = (f: (s: Scenario) => boolean) => results.find((r) => f(r.scenario));
+  const plain = (emr: EmrKind, delayMs: number) => find((s) => s.emr === emr && s.delayMs === delayMs && !s.refuseEvery && !s.withoutTransactions);
+  const fhir50 = plain('fhir', 50);
+  const fhir200 = plain('fhir', 200);
+  const noTx = find((s) => s.withoutTransactions === true);
+  const throttled = find((s) => s.refuseEvery !== undefined);
+  // A run stopped before its last event has no last event applied to measure from (its checks fail instead).
+  const finishedRuns = results.filter((r) => !r.stopped);
+  const lagging = finishedRuns.filter((r) => r.mappingLagS === undefined || r.mappingLagS > TARGETS.mappingLagS);
+  const failing = results.filter((r) => r.failures.length > 0);
+  const targets: [string, boolean | undefined, string][] = [
+    [
+      `FHIR at 50 ms >= ${TARGETS.fhir50} events/s and >= ${TARGETS.fhir50Bound} of the bound`,
+      fhir50 && fhir50.rate >= TARGETS.fhir50 && fhir50.rate / fhir50.bound! >= TARGETS.fhir50Bound && !fhir50.stopped,
+      fhir50 ? `${Math.round(fhir50.rate)} events/s, ${(fhir50.rate / fhir50.bound!).toFixed(2)} of ${Math.round(fhir50.bound!)}` : '',
+    ],
+    [
+      `FHIR at 200 ms >= ${TARGETS.fhir200} events/s`,
+      fhir200 && fhir200.rate >= TARGETS.fhir200 && !fhir200.stopped,
+      fhir200 ? `${Math.round(fhir200.rate)}` : '',
+    ],
+    [
+      `FHIR without transactions at 50 ms >= ${TARGETS.noTransactions50} events/s`,
+      noTx && noTx.rate >= TARGETS.noTransactions50 && !noTx.stopped,
+      noTx ? `${Math.round(noTx.rate)}${noTx.label.includes('conditional create') ? ' (conditional create off instead)' : ''}` : '',
+    ],
+    [
+      `mapping backlog empty within ${TARGETS.mappingLagS} s of the last event applied (every run that finished)`,
+      finishedRuns.length ? lagging.length === 0 : undefined,
+      lagging
+        .map((r) => `${r.label}: ${r.mappingLagS === undefined ? `not empty in ${MAPPING_WAIT_MS / 1000} s` : `${r.mappingLagS.toFixed(2)} s`}`)
+        .join('; '),
+    ],
+    [
+      '429 on every 3rd call: no dead letters, every event applied',
+      throttled && throttled.dead === 0 && !throttled.stopped,
+      throttled ? `${throttled.dead} dead, ${throttled.finished} of ${throttled.events} finished` : '',
+    ],
+    [
+      "checks: every event applied, each appointment as the simulator's, one EMR record per serviceId (every run)",
+      results.length ? failing.length === 0 : undefined,
+      failing.map((r) => r.label).join('; '),
+    ],
+  ];
+  return {
+    ok: targets.every(([, pass]) => pass !== false),
+    rows: targets.map(([what, pass, value]) => ({ run: `target: ${what}: ${verdict(pass)}`, 'events/s': value })),
+  };
+}
+
+function windowRows(r: Result): Record<string, string | number>[] {
+  const concurrency = r.windows.map((w) => w.concurrency ?? '-').join(', ');
+  return [
+    { run: `${r.label}: events/s per ${WINDOW_MS / 1000} s window`, 'events/s': r.windows.map((w) => Math.round(w.rate)).join(', ') },
+    ...(r.windows.some((w) => w.concurrency !== undefined)
+      ? [{ run: `${r.label}: emr_bridge_emr_concurrency per window`, 'events/s': concurrency }]
+      : [{ run: `${r.label}: emr_bridge_emr_concurrency`, 'events/s': 'not in /metrics' }]),
+  ];
+}
+
+export async function benchEmrLatency(): Promise<{ rows: Record<string, string | number>[]; ok: boolean }> {
+  if (Math.ceil(APPOINTMENTS * 1.5) < PAUSE_AFTER) throw new Error(`BENCH_EMR_APPOINTMENTS must make at least ${PAUSE_AFTER} events to pause the subscription`);
+  const results: Result[] = [];
+  for (const s of scenarios()) {
+    const r = await run(s).catch((err: Error) => broken(s, err));
+    results.push(r);
+    process.stdout.write(`${r.label}: ${Math.round(r.rate)} events/s${r.failures.map((f) => `\n  FAIL ${f}`).join('')}\n`);
+  }
+  const targets = targetRows(results);
+  return {
+    ok: targets.ok,
+    rows: [...results.map(row), ...results.filter((r) => r.scenario.refuseEvery).flatMap(windowRows), ...targets.rows],
+  };
+}

@@ -185,13 +185,24 @@ export function eventStates(db: Database.Database, backlog: Backlog): Record<str
   return Object.fromEntries(rows.map((r) => [r.state, r.n]));
 }
 
+/**
+ * A patient.created discarded as stale is right when its appointment's event, newer, was applied first with the same
+ * patient inside it (the two are different entities, claimed side by side): the patient's record and mapping are
+ * checked with the appointments. Any other event not applied is a failure.
+ */
 function eventFailures(db: Database.Database, backlog: Backlog): string[] {
   const states = eventStates(db, backlog);
   const received = db.prepare('SELECT count(*) FROM inbox_events WHERE id > ?').pluck().get(backlog.afterInboxId) as number;
-  const applied = states.applied ?? 0;
+  const staleOther = db
+    .prepare(
+      "SELECT count(*) FROM processing p JOIN inbox_events e ON e.id = p.inbox_id WHERE p.inbox_id > ? AND p.state = 'discarded_stale' AND e.event_type <> 'patient.created'",
+    )
+    .pluck()
+    .get(backlog.afterInboxId) as number;
+  const final = (states.applied ?? 0) + (states.discarded_stale ?? 0) - staleOther;
   return [
     ...(received !== backlog.events ? [`${received} backlog events in the inbox, ${backlog.events} sent`] : []),
-    ...(applied !== backlog.events ? [`${applied} of ${backlog.events} backlog events applied (by state: ${JSON.stringify(states)})`] : []),
+    ...(final !== backlog.events ? [`${final} of ${backlog.events} backlog events applied (by state: ${JSON.stringify(states)})`] : []),
   ];
 }
 

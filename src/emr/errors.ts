@@ -40,4 +40,9 @@ export class EmrError extends AppError {
   ) {
     super({ code, status: 502, message, retryable: RETRYABLE.has(code), incident: INCIDENT.has(code), cause });
   }
+
+  /** The EMR pushed back (429, or 503 saying when to come back): it asks for time, not for fewer attempts. */
+  get pushedBack(): boolean {
+    return this.httpStatus === 429 || (this.httpStatus === 503 && this.retryAfterMs !== undefined);
+  }
 }

@@ -69,7 +69,7 @@ export function createMappingOutbox(deps: MappingOutboxDeps): MappingOutbox {
       span.fail(err);
       const decision = retryPolicy.decide(err, r.attempts + 1, retryAfterOf(err));
       const { reason, code } = decision.failure;
-      if (decision.kind === 'retry-at') {
+      if (decision.kind === 'retry-at' || decision.kind === 'asked-to-wait') {
         await store.retryAt(r, decision.at, reason);
         log().warn({ code }, 'mapping post failed; will retry');
         return false;

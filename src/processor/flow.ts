@@ -35,6 +35,12 @@ export interface FlowDeps {
  */
 const ROUNDS_AHEAD = 16;
 
+/**
+ * The longest an outcome waits for its group's commit (real time). Against a slow EMR a group fills slowly: without
+ * it, what was applied would show (and its mappings go out) in bursts seconds apart.
+ */
+const COMMIT_WITHIN_MS = 100;
+
 interface Ready {
   c: ClaimedEvent;
   /** The lock keys its handling takes. */
@@ -56,7 +62,18 @@ export async function runFlow(deps: FlowDeps): Promise<number> {
   /** The last claim came back short: claim again only once enough has finished, or new rows arrived. */
   let drained = false;
   let signal: (() => void) | undefined;
+  /** Resolves when an event ends, or when the outcomes waiting have waited COMMIT_WITHIN_MS. */
   const ended = () => new Promise<void>((resolve) => (signal = resolve));
+  /** The timer of the outcomes waiting for a commit, armed by the first of them. */
+  let commitTimer: NodeJS.Timeout | undefined;
+  let commitDue = false;
+  const armCommitTimer = () => {
+    if (commitTimer !== undefined || batch.outcomes().length === 0) return;
+    commitTimer = setTimeout(() => {
+      commitDue = true;
+      signal?.();
+    }, COMMIT_WITHIN_MS);
+  };
 
   const holds = (keys: string[]) => keys.some((k) => busy.has(k));
   const mark = (keys: string[], by: number) => {
@@ -111,6 +128,9 @@ export async function runFlow(deps: FlowDeps): Promise<number> {
 
   /** Commits what finished, claiming more in the same transaction when `claim`. */
   async function commit(claim: boolean): Promise<void> {
+    clearTimeout(commitTimer);
+    commitTimer = undefined;
+    commitDue = false;
     const done = batch;
     batch = createOutcomeBatch();
     const limit = ROUNDS_AHEAD * concurrency - ready.length;
@@ -141,13 +161,15 @@ export async function runFlow(deps: FlowDeps): Promise<number> {
       await commit(true);
       continue;
     }
-    if (outcomes >= ROUNDS_AHEAD * concurrency || (outcomes > 0 && running === 0)) {
-      await commit(false);
+    if (outcomes >= ROUNDS_AHEAD * concurrency || (outcomes > 0 && (running === 0 || commitDue))) {
+      await commit(canClaim());
       continue;
     }
     if (running === 0 && ready.length === 0) break;
+    armCommitTimer();
     await ended();
   }
+  clearTimeout(commitTimer);
   if (error !== undefined) throw error;
   return finished;
 }

@@ -121,6 +121,12 @@ function createParking(deps: Pick<EventHandlingDeps, 'logger' | 'retry' | 'count
             log().debug({ eventType: event.eventType, code }, 'event waits for an EMR incident to end'),
           );
           return 'wait';
+        case 'asked-to-wait':
+          // The EMR asked for time: the event goes back until then, its slot to another, its attempt not counted.
+          batch.add({ kind: 'wait', inboxId: c.inboxId, at: decision.at, reason }, () =>
+            log().debug({ eventType: event.eventType, code }, 'the EMR pushed back; event waits the time it asked for'),
+          );
+          return 'wait';
         case 'retry-at':
           batch.add({ kind: 'retry', inboxId: c.inboxId, at: decision.at, reason }, () =>
             log().warn({ eventType: event.eventType, code }, 'event failed; will retry'),

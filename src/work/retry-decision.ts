@@ -1,8 +1,9 @@
 // The one retry rule of every work queue (processor events, mapping posts, document sends): after a failed
 // attempt, should the item wait out a dependency's incident or planned downtime, be tried again at a later time,
-// or be given up? An incident spends no budget, nor does anything that fails during a planned downtime; a
-// failure that can pass is retried with capped backoff (or after a longer Retry-After) until the attempts run
-// out; anything else is given up at once.
+// or be given up? An incident spends no budget, nor does anything that fails during a planned downtime, nor a
+// call the dependency pushed back on (429, or 503 with Retry-After: it asked for time, and gets it); a failure that
+// can pass is retried with capped backoff (or after a longer Retry-After) until the attempts run out; anything
+// else is given up at once.
 import type { Clock } from '../clock.ts';
 import { describeError, isIncident, isRetryable } from '../errors.ts';
 import { backoffDelay, type BackoffSettings } from './backoff.ts';
@@ -30,6 +31,12 @@ export type RetryDecision =
    */
   | { kind: 'incident-wait'; at: number; failure: Failure }
   | { kind: 'retry-at'; at: number; failure: Failure }
+  /**
+   * The dependency pushed back on this call (an error with `pushedBack`): try again once the wait it asked for has
+   * passed (up to a quarter more, at random, so the calls it turned away do not all come back at once); the
+   * attempt is not counted.
+   */
+  | { kind: 'asked-to-wait'; at: number; failure: Failure }
   /** Final. `exhausted`: the failure could have passed, but the attempts ran out. */
   | { kind: 'give-up'; exhausted: boolean; failure: Failure };
 
@@ -45,6 +52,11 @@ export function describeFailure(err: unknown): Failure {
   const d = describeError(err);
   return { ...d, reason: `${d.code ?? d.type}: ${d.message}` };
 }
+
+/** When no Retry-After came with a push-back. */
+const PUSHBACK_WAIT_DEFAULT_MS = 1_000;
+
+const isPushBack = (err: unknown): boolean => (err as { pushedBack?: unknown } | null)?.pushedBack === true;
 
 /**
  * `gate`: where the work waits out incidents of its dependency (and reports them). Without one, an
@@ -62,6 +74,10 @@ export function createRetryPolicy(deps: { clock: Clock; budget: RetryBudget; ran
       if (gate && isIncident(err)) {
         gate.failed();
         return { kind: 'incident-wait', at: gate.reopensAt(), failure };
+      }
+      if (isPushBack(err)) {
+        const wait = retryAfterMs > 0 ? retryAfterMs : PUSHBACK_WAIT_DEFAULT_MS;
+        return { kind: 'asked-to-wait', at: clock.now() + Math.round(wait * (1 + random() / 4)), failure };
       }
       if (!isRetryable(err)) return { kind: 'give-up', exhausted: false, failure };
       if (attempt >= budget.maxAttempts) return { kind: 'give-up', exhausted: true, failure };

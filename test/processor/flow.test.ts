@@ -178,3 +178,20 @@ describe('processor flow', () => {
     await expect(done).resolves.toBeGreaterThanOrEqual(1);
   });
 });
+
+describe('processor flow against a slow EMR', () => {
+  it('commits what finished within a tenth of a second, though its group is far from full', async () => {
+    const q = fakeQueue(Array.from({ length: 6 }, (_, i) => claimed(i + 1)));
+    const h = gatedHandling();
+    const done = runFlow(flowDeps({ queue: q.queue, handle: h.handle, concurrency: 4 }));
+    await settle();
+    await h.end(1);
+    const before = q.commits.flatMap((c) => c.outcomes).length;
+    await new Promise((r) => setTimeout(r, 150));
+    // Event 1's outcome is written while 2, 3 and 4 still run.
+    expect(before).toBe(0);
+    expect(q.commits.flatMap((c) => c.outcomes.map((o) => o.inboxId))).toEqual([1]);
+    for (let id = 2; id <= 6; id++) await h.end(id);
+    expect(await done).toBe(6);
+  });
+});

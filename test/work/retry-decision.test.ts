@@ -26,6 +26,18 @@ describe('the retry decision', () => {
     expect(policy.decide(new UnavailableError('slow down'), 1, 30_000)).toMatchObject({ kind: 'retry-at', at: clock.now() + 30_000 });
   });
 
+  it('gives an EMR that pushed back the time it asked for, a little more at random, whatever the attempts made', () => {
+    const clock = createManualClock();
+    const policy = createRetryPolicy({ clock, budget, random: () => 0.5 });
+    const throttled = new EmrError('emr_unavailable', 'the EMR answered 429', 429, undefined, 2_000);
+    // 2 s and an eighth more (a quarter at most, here half of it); attempts past the budget still wait, not give up.
+    expect(policy.decide(throttled, 3, 2_000)).toMatchObject({ kind: 'asked-to-wait', at: clock.now() + 2_250 });
+    // Without a Retry-After: a second.
+    expect(policy.decide(new EmrError('emr_unavailable', 'the EMR answered 429', 429), 1)).toMatchObject({ kind: 'asked-to-wait', at: clock.now() + 1_125 });
+    // A 503 that does not say when is an outage, retried with backoff and counted.
+    expect(policy.decide(new EmrError('emr_unavailable', 'the EMR answered 503', 503), 1)).toMatchObject({ kind: 'retry-at' });
+  });
+
   it('gives up at once on a failure that cannot pass', () => {
     const policy = createRetryPolicy({ clock: createManualClock(), budget, random: () => 0.5 });
     expect(policy.decide(new ValidationError('bad'), 1)).toMatchObject({ kind: 'give-up', exhausted: false, failure: { code: 'invalid_request' } });

@@ -3,8 +3,7 @@
 // token does not cure is `emr_unauthorized` (an incident); any other 4xx is `emr_rejected`. Each call is a client
 // span (src/tracing/) and carries its W3C `traceparent` to the EMR. Calls in flight are bounded by the adaptive
 // limit (src/work/adaptive-limit.ts, EMR_MAX_CONCURRENCY) over a keep-alive pool of that many connections; a call
-// the EMR pushes back on (429, or 503 with Retry-After) lowers the limit and is sent again after the wait it asked.
-import { setTimeout as sleep } from 'node:timers/promises';
+// the EMR pushes back on (429, or 503 with Retry-After) lowers the limit and fails with the wait it asked for.
 import { request, type Dispatcher } from 'undici';
 import type { Clock } from '../../clock.ts';
 import { createHttpAgent } from '../../http/agent.ts';
@@ -38,33 +37,15 @@ export interface FhirHttpOptions {
   limit?: AdaptiveLimit;
 }
 
-/** A call the EMR pushed back on: 429, or 503 saying when to come back. */
-const isPushBack = (err: unknown): err is EmrError =>
-  err instanceof EmrError && (err.httpStatus === 429 || (err.httpStatus === 503 && err.retryAfterMs !== undefined));
-/** For the limit: the wait a push-back asked for (0: none said), or false for any other failure. */
-const pushedBack = (err: unknown): number | false => (isPushBack(err) ? (err.retryAfterMs ?? 0) : false);
-/** Times a pushed-back call is sent again here before its failure goes to the caller's retry rule. */
-const PUSHBACK_RESENDS = 3;
-/** The longest wait honoured here (a longer Retry-After goes to the caller's retry rule); without Retry-After, 1 s. */
-const PUSHBACK_WAIT_MAX_MS = 10_000;
-const PUSHBACK_WAIT_DEFAULT_MS = 1_000;
+/** For the limit: the wait a push-back (EmrError.pushedBack) asked for (0: none said), or false for any other failure. */
+const pushedBack = (err: unknown): number | false => (err instanceof EmrError && err.pushedBack ? (err.retryAfterMs ?? 0) : false);
 
 /**
- * Runs `call` within the limit; a push-back lowers the limit and, while the wait asked for is short, the call is
- * sent again after it (a 429 was not acted on, so a create sent again makes no second record). No slot is held
- * while waiting.
+ * Runs `call` within the limit: its latency and a push-back feed it. A pushed-back call is not sent again here:
+ * its failure carries the wait asked for, and the caller's retry rule gives it that time (src/work/retry-decision.ts),
+ * holding no slot meanwhile.
  */
-async function withinLimit<T>(limit: AdaptiveLimit, call: () => Promise<T>): Promise<T> {
-  for (let resent = 0; ; resent++) {
-    try {
-      return await limit.run(call, pushedBack);
-    } catch (err) {
-      const wait = isPushBack(err) ? (err.retryAfterMs ?? PUSHBACK_WAIT_DEFAULT_MS) : Number.POSITIVE_INFINITY;
-      if (resent >= PUSHBACK_RESENDS || wait > PUSHBACK_WAIT_MAX_MS) throw err;
-      await sleep(wait);
-    }
-  }
-}
+const withinLimit = <T>(limit: AdaptiveLimit, call: () => Promise<T>): Promise<T> => limit.run(call, pushedBack);
 
 const pathOnly = (path: string) => path.split('?')[0];
 

@@ -62,7 +62,8 @@ export function connectEmrInbound(storage: Storage, workers: ReturnType<typeof b
   return {
     state: storage.emrState(module),
     async recordIdentified({ entityType, serviceId, emrId }) {
-      await storage.processor.mappings.link(entityType, serviceId, emrId);
+      // A mapping queued (the first time the EMR names it) goes out now, not at the outbox's next poll.
+      if (await storage.processor.mappings.link(entityType, serviceId, emrId)) workers.processor.wake();
     },
     documentPushed: (doc) => workers.pusher.filePushed(doc),
     documentCancelled: (documentId) => workers.pusher.cancelPushed(documentId),

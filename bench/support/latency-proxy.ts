@@ -162,9 +162,8 @@ const THROTTLED = JSON.stringify({
 /** An HTTP proxy in front of `target` (an http:// base; its path is kept as the requests give it). */
 export async function startHttpLatencyProxy(target: string, settings: ProxySettings): Promise<LatencyProxy> {
   const upstream = new URL(target);
-  let current = settings;
-  const counts = createCounts();
-  const meter = createInFlightMeter();
+  const { state, controls } = proxyState(settings);
+  const { counts, meter } = state;
   // Keep-alive both ways, no cap: each call waits on its own timer, so calls that arrive together go on together.
   const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
   const refuse = (res: ServerResponse) => {
@@ -188,7 +187,7 @@ export async function startHttpLatencyProxy(target: string, settings: ProxySetti
     meter.begin(began);
     res.once('close', () => meter.end(began, epochMs()));
     const n = counts.add(fhirCallKind(req.method, req.url));
-    const { delayMs, refuseEvery } = current;
+    const { delayMs, refuseEvery } = state.current;
     after(delayMs, () => {
       if (refuseEvery && n % refuseEvery === 0) {
         req.resume();
@@ -201,14 +200,7 @@ export async function startHttpLatencyProxy(target: string, settings: ProxySetti
   const port = await listen(server);
   return {
     url: `http://127.0.0.1:${port}`,
-    configure: (s) => {
-      current = s;
-    },
-    reset: () => {
-      counts.reset();
-      meter.reset();
-    },
-    stats: (from, to) => statsOf(counts, meter, from, to),
+    ...controls,
     async close() {
       await closeServer(server, sockets);
       agent.destroy();
@@ -219,6 +211,22 @@ export async function startHttpLatencyProxy(target: string, settings: ProxySetti
 function statsOf(counts: ReturnType<typeof createCounts>, meter: ReturnType<typeof createInFlightMeter>, from: number, to: number): ProxyStats {
   const inFlight = meter.read(from, to);
   return { ...counts.read(), maxInFlight: inFlight.max, meanInFlight: inFlight.mean, meanCallMs: inFlight.meanCallMs };
+}
+
+/** What both proxies share: their settings (changed between runs), their counts and meter, reset and read. */
+function proxyState(settings: ProxySettings) {
+  const state = { current: settings, counts: createCounts(), meter: createInFlightMeter() };
+  const controls: Pick<LatencyProxy, 'configure' | 'reset' | 'stats'> = {
+    configure: (s) => {
+      state.current = s;
+    },
+    reset: () => {
+      state.counts.reset();
+      state.meter.reset();
+    },
+    stats: (from, to) => statsOf(state.counts, state.meter, from, to),
+  };
+  return { state, controls };
 }
 
 // ---- MLLP (HL7 v2) -------------------------------------------------------------------------------------------
@@ -280,9 +288,8 @@ const MAX_FRAME_BYTES = 64 * 1024 * 1024;
  */
 export async function startMllpLatencyProxy(target: string, settings: ProxySettings): Promise<LatencyProxy> {
   const { host, port: targetPort } = parseMllpUrl(target);
-  let current = settings;
-  const counts = createCounts();
-  const meter = createInFlightMeter();
+  const { state, controls } = proxyState(settings);
+  const { counts, meter } = state;
   const server = createNetServer((client) => {
     const emr = connect(targetPort, host);
     const fromAdapter = createFrameGate(MAX_FRAME_BYTES);
@@ -304,7 +311,7 @@ export async function startMllpLatencyProxy(target: string, settings: ProxySetti
         counts.add(hl7MessageKind(frame));
         meter.begin(at);
         waiting.push(at);
-        outgoing.push(frame, at + current.delayMs);
+        outgoing.push(frame, at + state.current.delayMs);
       }
     });
     emr.on('data', (chunk: Buffer) => {
@@ -328,14 +335,7 @@ export async function startMllpLatencyProxy(target: string, settings: ProxySetti
   const port = await listen(server);
   return {
     url: `mllp://127.0.0.1:${port}`,
-    configure: (s) => {
-      current = s;
-    },
-    reset: () => {
-      counts.reset();
-      meter.reset();
-    },
-    stats: (from, to) => statsOf(counts, meter, from, to),
+    ...controls,
     close: () => closeServer(server, sockets),
   };
 }

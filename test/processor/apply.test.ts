@@ -9,7 +9,7 @@ import { createManualClock } from '../../src/clock.ts';
 import { createFhirEmr } from '../../src/emr/fhir/index.ts';
 import { startFhirServer } from '../../src/fhir-server/server.ts';
 import { silentLogger } from '../../src/logger.ts';
-import { appointmentEvent, processorFixture, type ProcessorFixture } from '../support/processor-fixture.ts';
+import { applyThrough, appointmentEvent, processorFixture, type ProcessorFixture } from '../support/processor-fixture.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -180,16 +180,7 @@ describe('the processor on the bundled FHIR server', () => {
 
     // The processor's own fixture, with the FHIR adapter in place of the in-memory EMR.
     const f = processorFixture();
-    for (const k of [
-      'ensurePatient',
-      'ensurePractitioner',
-      'ensureLocation',
-      'ensureAppointment',
-      'updateAppointment',
-      'updatePatient',
-      'claimAppointment',
-    ] as const)
-      Object.assign(f.emr, { [k]: fhirEmr[k] });
+    applyThrough(f.emr, fhirEmr);
     const before = proxy.requests.length;
     const id = f.store(appointmentOf('apt_1', { serviceId: 'pat_1' }));
     expect(await f.processor.runOnce()).toBe(1);

@@ -6,7 +6,7 @@ import { createManualClock, type ManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
 import { openDatabase, type Db } from '../../src/sqlite/open.ts';
 import { createMemoryEmr, type MemoryEmr } from '../../src/emr/memory/index.ts';
-import type { EmrRecord, KnownRecord } from '../../src/emr/port.ts';
+import type { EmrPort, EmrRecord, KnownRecord } from '../../src/emr/port.ts';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.ts';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createProcessor, type Processor } from '../../src/processor/index.ts';
@@ -139,4 +139,20 @@ export function racyClaim(
     const appointment = await ensureAppointment({ ...claim.appointment, patientId: patient.id, practitionerId: practitioner.id, locationId: location.id });
     return { patient, practitioner, location, appointment };
   };
+}
+
+/** The EmrPort methods an event's applying calls: what a test swaps for a real EMR's, keeping the fixture's others. */
+const APPLYING_METHODS = [
+  'ensurePatient',
+  'ensurePractitioner',
+  'ensureLocation',
+  'ensureAppointment',
+  'updateAppointment',
+  'updatePatient',
+  'claimAppointment',
+] as const;
+
+/** Makes the fixture's EMR apply events through `port` (a real FHIR adapter, say): its applying methods replace the twin's. */
+export function applyThrough(emr: MemoryEmr, port: Pick<EmrPort, (typeof APPLYING_METHODS)[number]>): void {
+  for (const k of APPLYING_METHODS) Object.assign(emr, { [k]: port[k] });
 }

@@ -20,7 +20,7 @@ import { startAdapter } from '../../../src/runtime/adapter.ts';
 import { EmrStartupError } from '../../../src/runtime/emr-check.ts';
 import { createFhirReader, registerAdapterClient, smartSettings } from '../../support/fhir-client.ts';
 import { captureLogger } from '../../support/log-capture.ts';
-import { appointmentEvent, processorFixture } from '../../support/processor-fixture.ts';
+import { applyThrough, appointmentEvent, processorFixture } from '../../support/processor-fixture.ts';
 import { freePort, json } from '../../support/stack.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -172,16 +172,7 @@ describe('a FHIR server without conditional create', () => {
     const f = processorFixture({ PROCESSOR_CONCURRENCY: '8' });
     f.clock.set(Date.now());
     // claimAppointment too: it answers undefined here (no conditional create, so no transactions), and the records go one by one.
-    for (const k of [
-      'ensurePatient',
-      'ensurePractitioner',
-      'ensureLocation',
-      'ensureAppointment',
-      'updateAppointment',
-      'updatePatient',
-      'claimAppointment',
-    ] as const)
-      Object.assign(f.emr, { [k]: fhirEmr[k] });
+    applyThrough(f.emr, fhirEmr);
     for (let i = 0; i < 8; i++) {
       const e = appointmentEvent({ serviceId: `apt_${i}` });
       e.patient = { ...(e.patient as object), serviceId: 'pat_shared' };

@@ -19,7 +19,6 @@
 // BENCH_EMR_MAX_CONCURRENCY (32), BENCH_EMR_HL7_CONNECTIONS (HL7_SEND_CONNECTIONS; unset: the adapter's default),
 // BENCH_EMR_DELIVERY (bench or simulator). An HL7 v2 EMR's bound is its MLLP links (one message each at a time) in
 // EMR_MAX_CONCURRENCY's place, as /admin/status gives both.
-import { requestJson } from '../src/http/json-request.ts';
 import { STALL_MS } from './support/drain.ts';
 import { type Backlog, type EmrKind, type LatencyStack, PAUSE_AFTER, type Sender, startLatencyStack, waitUntil } from './support/emr-latency-stack.ts';
 import { checkRun, eventStates } from './support/emr-state-checks.ts';
@@ -88,26 +87,11 @@ function scenarios(): Scenario[] {
 
 // ---- one run ---------------------------------------------------------------------------------------------------
 
-/**
- * The stack for a scenario. Without transactions: the bundled FHIR server told `transactions: false`, if it takes
- * that (a Bundle posted to its base answers 405); otherwise, with conditional create off, as the label then says.
- */
+/** The stack for a scenario: without transactions, the bundled FHIR server started with --no-transactions. */
 async function stackFor(s: Scenario): Promise<{ stack: LatencyStack; label: string }> {
   const settings: Record<string, string> = s.emr === 'hl7' && HL7_CONNECTIONS ? { HL7_SEND_CONNECTIONS: HL7_CONNECTIONS } : {};
-  if (!s.withoutTransactions) return { stack: await startLatencyStack({ emr: s.emr, maxConcurrency: MAX_CONCURRENCY, settings }), label: s.label };
-  const stack = await startLatencyStack({ emr: 'fhir', maxConcurrency: MAX_CONCURRENCY, fhirServerOptions: { transactions: false } });
-  const probe = await requestJson(
-    'POST',
-    stack.emrUrl,
-    { resourceType: 'Bundle', type: 'transaction', entry: [] },
-    { 'content-type': 'application/fhir+json' },
-  );
-  if (probe.status === 405) return { stack, label: `${s.label} (transactions off)` };
-  await stack.close();
-  return {
-    stack: await startLatencyStack({ emr: 'fhir', maxConcurrency: MAX_CONCURRENCY, fhirServerOptions: { conditionalCreate: false } }),
-    label: `FHIR without conditional create, 50 ms (the bundled server took no transactions option: a Bundle answered ${probe.status})`,
-  };
+  const fhirServerFlags = s.withoutTransactions ? ['--no-transactions'] : [];
+  return { stack: await startLatencyStack({ emr: s.emr, maxConcurrency: MAX_CONCURRENCY, settings, fhirServerFlags }), label: s.label };
 }
 
 /** The value of a gauge in the adapter's /metrics (summed over its labels); undefined when it has none. */
@@ -348,7 +332,7 @@ function targetRows(results: Result[]): { rows: Record<string, string | number>[
     [
       `FHIR without transactions at 50 ms >= ${TARGETS.noTransactions50} events/s`,
       noTx && noTx.rate >= TARGETS.noTransactions50 && !noTx.stopped,
-      noTx ? `${Math.round(noTx.rate)}${noTx.label.includes('conditional create') ? ' (conditional create off instead)' : ''}` : '',
+      noTx ? `${Math.round(noTx.rate)}` : '',
     ],
     [
       `mapping backlog empty within ${TARGETS.mappingLagS} s of the last event applied (every run that finished)`,

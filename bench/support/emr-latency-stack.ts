@@ -38,8 +38,8 @@ export type EmrKind = 'fhir' | 'hl7';
 
 export interface StackOptions {
   emr: EmrKind;
-  /** FhirServerOptions for ./bundled-emr-process.ts; absent: `emr-bridge fhir-server` as it is. */
-  fhirServerOptions?: Record<string, unknown>;
+  /** Flags for `emr-bridge fhir-server` (`--no-transactions`). */
+  fhirServerFlags?: string[];
   /** EMR_MAX_CONCURRENCY given to the adapter. */
   maxConcurrency: number;
   /** More settings for the adapter (HL7_SEND_CONNECTIONS). */
@@ -163,9 +163,7 @@ async function startEmr(opts: StackOptions, notify: string, closers: Closers): P
     if (!mllp) throw new Error(`the HL7 EMR named no MLLP address:\n${emr.output()}`);
     return { emrUrl: emr.url, target: mllp, pid: emr.proc.pid! };
   }
-  const args = opts.fhirServerOptions
-    ? ['bin/run-ts.js', 'bench/support/bundled-emr-process.ts', 'fhir', JSON.stringify(opts.fhirServerOptions)]
-    : ['bin/emr-bridge.js', 'fhir-server', '--port', '0'];
+  const args = ['bin/emr-bridge.js', 'fhir-server', '--port', '0', ...(opts.fhirServerFlags ?? [])];
   const emr = await started(startChild(args, { env: { LOG_LEVEL } }), closers);
   return { emrUrl: emr.url, target: emr.url, pid: emr.proc.pid! };
 }

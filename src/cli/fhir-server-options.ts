@@ -9,6 +9,8 @@ export interface FhirServerCliValues {
   client?: string[] | undefined;
   'token-lifetime'?: string | undefined;
   host?: string | undefined;
+  'no-transactions'?: boolean | undefined;
+  'no-conditional-create'?: boolean | undefined;
 }
 
 export interface StartupClient {

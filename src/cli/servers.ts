@@ -44,6 +44,9 @@ export async function fhirServerCommand(argv: string[]): Promise<number> {
     host: options.host,
     ...(dataFile ? { dataFile } : {}),
     ...(options.auth ? { auth: options.auth } : {}),
+    // What a vendor's EMR may lack, to see the adapter without it (the claims one by one).
+    ...(values['no-transactions'] ? { transactions: false } : {}),
+    ...(values['no-conditional-create'] ? { conditionalCreate: false } : {}),
     logger,
   });
   try {

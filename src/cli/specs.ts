@@ -74,6 +74,11 @@ export const SPECS = {
       auth: { type: 'string', value: 'none|smart', help: 'require SMART Backend Services sign-in', default: 'none' },
       client: { type: 'string', multiple: true, value: 'ID=JWKS_FILE', help: 'register a client by its public JWKS (repeatable; with --auth smart)' },
       'token-lifetime': { type: 'string', value: 'S', help: 'lifetime of the access tokens it issues, in seconds', default: '300' },
+      'no-transactions': {
+        type: 'boolean',
+        help: 'declare and serve no transaction Bundles (a Bundle posted to the base answers 405), as many vendor EMRs',
+      },
+      'no-conditional-create': { type: 'boolean', help: 'declare no conditional create and ignore If-None-Exist (a plain create), as some EMRs' },
     },
   },
   'hl7-emr': {

@@ -17,14 +17,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FhirRouter, MemoryRepository } from '@medplum/fhir-router';
 import type { Bundle, Resource } from '@medplum/fhirtypes';
-import { systemClock } from '../src/clock.ts';
-import { createFhirEmr } from '../src/emr/fhir/index.ts';
 import { loadFhirDefinitions } from '../src/fhir-server/definitions.ts';
 import { IndexedMemoryRepository } from '../src/fhir-server/indexed-repository.ts';
-import { silentLogger } from '../src/logger.ts';
 import { startChild, type Child } from './support/child.ts';
 import { measure } from './processor.ts';
 import { total, type Run } from './support/processor-workload.ts';
+import { plainFhirEmr } from './support/fhir-emr.ts';
 
 const SYSTEM = 'urn:emr-bridge:service';
 const _APPOINTMENTS = 200;
@@ -152,17 +150,7 @@ export async function benchFhirServer(): Promise<{ rows: Record<string, string |
     const servers = { empty, full };
     const run = async (which: 'empty' | 'full', name: string) => {
       const child = servers[which];
-      const fhirEmr = createFhirEmr({
-        baseUrl: child.url,
-        identifierSystem: SYSTEM,
-        timeoutMs: 10_000,
-        labReportTypeCodes: [],
-        prescriptionTypeCodes: [],
-        auth: { mode: 'none' },
-        maxContentBytes: 1024 * 1024,
-        clock: systemClock,
-        logger: silentLogger(),
-      });
+      const fhirEmr = plainFhirEmr(child.url, { identifierSystem: SYSTEM });
       try {
         return await measure(fhirEmr, dir, `${which}-${name}`, `${name}_`, child.proc.pid!);
       } finally {

@@ -19,7 +19,6 @@ import { parseConfig } from '../src/config.ts';
 import { openDatabase } from '../src/sqlite/open.ts';
 import { loadFhirAuthSettings, type FhirAuthSettings } from '../src/emr/fhir/auth/index.ts';
 import { generateClientKey, jwksOf, writePrivateKey } from '../src/emr/fhir/auth/keys.ts';
-import { createFhirEmr } from '../src/emr/fhir/index.ts';
 import { createMemoryEmr } from '../src/emr/memory/index.ts';
 import type { EmrPort } from '../src/emr/port.ts';
 import { silentLogger } from '../src/logger.ts';
@@ -32,6 +31,7 @@ import { benchPostgresProcessors } from './processor-postgres.ts';
 import { startChild, type Child } from './support/child.ts';
 import { drainMetrics, drainWithLoops } from './support/drain.ts';
 import { medianRun, type Run, total, type Workload, WORKLOAD, workloadEvents } from './support/processor-workload.ts';
+import { plainFhirEmr } from './support/fhir-emr.ts';
 
 const BACKLOG: Workload = { appointments: 2_000, eventsPer: 20 };
 
@@ -143,17 +143,7 @@ export async function benchProcessor(): Promise<{ rows: Record<string, string | 
     for (let round = 0; round < FHIR_ROUNDS; round++) {
       for (const mode of round % 2 === 0 ? (['none', 'smart'] as const) : (['smart', 'none'] as const)) {
         const v = variants[mode];
-        const fhirEmr = createFhirEmr({
-          baseUrl: v.child.url,
-          identifierSystem: 'urn:emr-bridge:service',
-          timeoutMs: 10_000,
-          labReportTypeCodes: [],
-          prescriptionTypeCodes: [],
-          auth: v.auth,
-          maxContentBytes: 1024 * 1024,
-          clock: systemClock,
-          logger: silentLogger(),
-        });
+        const fhirEmr = plainFhirEmr(v.child.url, { auth: v.auth });
         try {
           runs[mode].push(await measure(fhirEmr, dir, `fhir-${mode}-${round}`, `r${round}_`, v.child.proc.pid));
           if (mode === 'smart') tokenRequests.push(fhirEmr.http.auth.tokens?.requests() ?? 0);

@@ -227,6 +227,31 @@ export const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
+/** `min–max` of `xs`, to `digits` decimals. */
+export const range = (xs: number[], digits = 0) => `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
+
+/**
+ * What a row says of rounds of one server under wrk: its median rate, each round's, the median p99 with its range
+ * and the median CPU per request; and, when the checks found nothing, that every 2xx was stored (`rows` per round).
+ */
+export function wrkColumns(ms: Pick<LoadedServer, 'run' | 'cpuUsPerRequest'>[]): Record<string, string> {
+  return {
+    'rate (median)': `${Math.round(median(ms.map((m) => m.run.rps)))} req/s`,
+    runs: ms.map((m) => Math.round(m.run.rps)).join(', '),
+    'p99 ms': `${median(ms.map((m) => m.run.p99ms)).toFixed(2)} (${range(
+      ms.map((m) => m.run.p99ms),
+      1,
+    )})`,
+    'CPU µs/unit': `${Math.round(median(ms.map((m) => m.cpuUsPerRequest)))} /req`,
+  };
+}
+
+/** The check of rounds under wrk that found nothing wrong: the non-2xx answers, if any, and the rows each stored. */
+export function everyTwoXxStored(ms: Pick<LoadedServer, 'run'>[], rows: number[]): string {
+  const errors = ms.reduce((n, m) => n + m.run.non2xx, 0);
+  return `${errors ? `${errors} non-2xx; ` : ''}every 2xx stored (${rows.join(', ')} rows)`;
+}
+
 export async function benchReceiverWrk(): Promise<{ rows: Record<string, string | number>[]; ok: boolean }> {
   requireWrk();
   const kinds: ServerKind[] = ['bare', 'floor', 'receiver-app', 'serve', ...(BEFORE_ROOT ? (['receiver-app-before', 'serve-before'] as const) : [])];

@@ -26,7 +26,7 @@ import { createSealer, type Sealer } from '../src/sealing/sealer.ts';
 import { GENERATED_KEY_FILE } from '../src/sealing/settings.ts';
 import { INBOX_BODY, sealContext } from '../src/storage/sealed-contexts.ts';
 import { measure as measureProcessor } from './processor.ts';
-import { inboxProblems, loadServer, median, ROUNDS } from './receiver-wrk.ts';
+import { everyTwoXxStored, inboxProblems, loadServer, median, ROUNDS, range, wrkColumns } from './receiver-wrk.ts';
 import type { Run } from './support/processor-workload.ts';
 import { requireWrk, type WrkResult } from './wrk/run-wrk.ts';
 
@@ -38,7 +38,6 @@ const PROCESSOR_ROUNDS = 2 * ROUNDS;
 const OPEN_SAMPLE = 200;
 
 const orderOf = (round: number): Setting[] => (round % 2 === 0 ? SETTINGS : [...SETTINGS].reverse());
-const range = (xs: number[], digits = 0) => `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
 
 interface ServeRun {
   setting: Setting;
@@ -179,20 +178,16 @@ export async function benchSealing(): Promise<{ rows: Record<string, string | nu
   for (const setting of SETTINGS) {
     const ms = serveOf(setting);
     const problems = ms.flatMap((m) => m.inbox.problems.map((p) => `round ${m.round + 1}: ${p}`));
-    const errors = ms.reduce((n, m) => n + m.run.non2xx, 0);
     rows.push({
       path: 'receiver: emr-bridge serve under wrk',
       sealing: setting,
-      'rate (median)': `${Math.round(median(ms.map((m) => m.run.rps)))} req/s`,
-      runs: ms.map((m) => Math.round(m.run.rps)).join(', '),
-      'p99 ms': `${median(ms.map((m) => m.run.p99ms)).toFixed(2)} (${range(
-        ms.map((m) => m.run.p99ms),
-        1,
-      )})`,
-      'CPU µs/unit': `${Math.round(median(ms.map((m) => m.cpuUsPerRequest)))} /req`,
+      ...wrkColumns(ms),
       check: problems.length
         ? problems.join('; ')
-        : `${errors ? `${errors} non-2xx; ` : ''}every 2xx stored (${ms.map((m) => m.inbox.rows).join(', ')} rows), ${setting === 'on' ? 'all sealed, sample opens' : 'all clear'}`,
+        : `${everyTwoXxStored(
+            ms,
+            ms.map((m) => m.inbox.rows),
+          )}, ${setting === 'on' ? 'all sealed, sample opens' : 'all clear'}`,
     });
   }
   rows.push({

@@ -23,17 +23,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { systemClock } from '../src/clock.ts';
-import { createFhirEmr } from '../src/emr/fhir/index.ts';
 import { createMemoryEmr } from '../src/emr/memory/index.ts';
 import type { EmrPort } from '../src/emr/port.ts';
 import { silentLogger } from '../src/logger.ts';
 import { startTracing } from '../src/tracing/provider.ts';
 import { measure as measureProcessor } from './processor.ts';
-import { inboxProblems, loadServer, median, ROUNDS } from './receiver-wrk.ts';
+import { everyTwoXxStored, inboxProblems, loadServer, median, ROUNDS, range, wrkColumns } from './receiver-wrk.ts';
 import { type Child, startChild } from './support/child.ts';
 import type { Run } from './support/processor-workload.ts';
 import { requireWrk, type WrkResult } from './wrk/run-wrk.ts';
+import { plainFhirEmr } from './support/fhir-emr.ts';
 
 /** on: every trace sampled; tenth: parentbased_traceidratio 0.1, a deployment's usual choice (no target); off: no endpoint. */
 type Setting = 'on' | 'tenth' | 'off' | 'before';
@@ -50,7 +49,6 @@ const PROCESSOR_ROUNDS = 2 * ROUNDS;
 const BEFORE = process.env.BENCH_BEFORE;
 
 const orderOf = <T>(round: number, xs: T[]): T[] => (round % 2 === 0 ? xs : [...xs].reverse());
-const range = (xs: number[], digits = 0) => `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
 
 /** Every OTEL_ setting, unset (the bench's shell may have some), then the on case's. */
 const OFF_ENV: Record<string, string | undefined> = {
@@ -178,18 +176,7 @@ async function measureProcessorOnce(
 const memoryEmr = () => createMemoryEmr();
 
 function fhirEmr(url: string) {
-  return () =>
-    createFhirEmr({
-      baseUrl: url,
-      identifierSystem: 'urn:emr-bridge:service',
-      timeoutMs: 10_000,
-      labReportTypeCodes: [],
-      prescriptionTypeCodes: [],
-      auth: { mode: 'none' },
-      maxContentBytes: 1024 * 1024,
-      clock: systemClock,
-      logger: silentLogger(),
-    });
+  return () => plainFhirEmr(url);
 }
 
 const spansPerUnit = (c: SinkCounts | undefined, units: number) => (c ? Object.values(c.spans).reduce((a, b) => a + b, 0) / Math.max(1, units) : 0);
@@ -237,20 +224,16 @@ export async function benchTracing(): Promise<{ rows: Record<string, string | nu
     for (const setting of settings) {
       const ms = of(serve, setting);
       const problems = ms.flatMap((m) => m.problems.map((p) => `round ${m.round + 1}: ${p}`));
-      const errors = ms.reduce((n, m) => n + m.run.non2xx, 0);
       rows.push({
         path: 'receiver: emr-bridge serve under wrk',
         tracing: LABELS[setting],
-        'rate (median)': `${Math.round(median(ms.map((m) => m.run.rps)))} req/s`,
-        runs: ms.map((m) => Math.round(m.run.rps)).join(', '),
-        'p99 ms': `${median(ms.map((m) => m.run.p99ms)).toFixed(2)} (${range(
-          ms.map((m) => m.run.p99ms),
-          1,
-        )})`,
-        'CPU µs/unit': `${Math.round(median(ms.map((m) => m.cpuUsPerRequest)))} /req`,
+        ...wrkColumns(ms),
         check: problems.length
           ? problems.join('; ')
-          : `${errors ? `${errors} non-2xx; ` : ''}every 2xx stored (${ms.map((m) => m.rows).join(', ')} rows)${
+          : `${everyTwoXxStored(
+              ms,
+              ms.map((m) => m.rows),
+            )}${
               traced(setting) ? `, each with its trace context; ${median(ms.map((m) => spansPerUnit(m.spans, m.rows))).toFixed(2)} spans/event exported` : ''
             }`,
       });

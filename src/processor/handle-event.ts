@@ -15,6 +15,7 @@ import type { RetryPolicy } from '../work/retry-decision.ts';
 import { retryAfterOf } from '../work/retry-after.ts';
 import { inSpan, SPAN_NAMES, type SpanScope, storedContext } from '../tracing/spans.ts';
 import { type Applied, type ApplyDeps, applyEvent, type DocumentEventSink } from './apply.ts';
+import { patientKey } from './apply-records.ts';
 import type { Parsed, ParsedEvent } from '../contract/stored-event.ts';
 import type { OutcomeBatch } from './write-batch.ts';
 
@@ -237,7 +238,7 @@ export function createEventHandling(deps: EventHandlingDeps): EventHandling {
       const kept = claimedEvents.peek(c.inboxId);
       // An appointment's event applies its patient's snapshot too, in that patient's section (apply.ts).
       if (!kept?.entityKey.startsWith('appointment:')) return [c.entityKey];
-      return [c.entityKey, `patient:${(kept.event as AppointmentEvent).patient.serviceId}`];
+      return [c.entityKey, patientKey((kept.event as AppointmentEvent).patient.serviceId)];
     },
     handleClaimed(c, batch) {
       // A span of its own, the child of the receipt's (stored with the inbox row), wherever and whenever it runs.

@@ -6,10 +6,10 @@
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
-import { createFhirEmr } from '../../src/emr/fhir/index.ts';
 import { startFhirServer } from '../../src/fhir-server/server.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { applyThrough, appointmentEvent, processorFixture, type ProcessorFixture } from '../support/processor-fixture.ts';
+import { plainFhirEmr } from '../../bench/support/fhir-emr.ts';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -164,17 +164,7 @@ describe('the processor on the bundled FHIR server', () => {
     const fhir = await startFhirServer({ logger: silentLogger() });
     cleanups.push(() => fhir.close());
     const proxy = await countingProxy(fhir.baseUrl);
-    const fhirEmr = createFhirEmr({
-      baseUrl: proxy.url,
-      identifierSystem: 'urn:emr-bridge:service',
-      timeoutMs: 5_000,
-      labReportTypeCodes: ['http://loinc.org|11502-2'],
-      prescriptionTypeCodes: ['http://loinc.org|57833-6'],
-      auth: { mode: 'none' },
-      maxContentBytes: 1024 * 1024,
-      clock: createManualClock(),
-      logger: silentLogger(),
-    });
+    const fhirEmr = plainFhirEmr(proxy.url, { timeoutMs: 5_000, clock: createManualClock() });
     cleanups.push(() => fhirEmr.close());
     await fhirEmr.ping();
 

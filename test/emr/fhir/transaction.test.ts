@@ -10,13 +10,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../../src/clock.ts';
 import { EmrError } from '../../../src/emr/errors.ts';
 import { CLAIMED_TYPES } from '../../../src/emr/fhir/capabilities.ts';
-import { createFhirEmr, type FhirEmr } from '../../../src/emr/fhir/index.ts';
+import type { FhirEmr } from '../../../src/emr/fhir/index.ts';
 import { RECORD_ORIGIN } from '../../../src/emr/fhir/mapping.ts';
 import type { AppointmentClaim } from '../../../src/emr/port.ts';
 import { startFhirServer, type RunningFhirServer } from '../../../src/fhir-server/server.ts';
 import type { Logger } from '../../../src/logger.ts';
 import { silentLogger } from '../../../src/logger.ts';
 import { captureLogger } from '../../support/log-capture.ts';
+import { plainFhirEmr } from '../../../bench/support/fhir-emr.ts';
 
 const SYSTEM = 'urn:emr-bridge:service';
 
@@ -61,17 +62,7 @@ async function recordingProxy(upstream: string): Promise<{ url: string; seen: Se
 }
 
 const emrAt = (baseUrl: string, logger: Logger = silentLogger()): FhirEmr =>
-  createFhirEmr({
-    baseUrl,
-    identifierSystem: SYSTEM,
-    timeoutMs: 5_000,
-    labReportTypeCodes: ['http://loinc.org|11502-2'],
-    prescriptionTypeCodes: ['http://loinc.org|57833-6'],
-    auth: { mode: 'none' },
-    maxContentBytes: 1024 * 1024,
-    clock: createManualClock(),
-    logger,
-  });
+  plainFhirEmr(baseUrl, { identifierSystem: SYSTEM, timeoutMs: 5_000, clock: createManualClock(), logger });
 
 let seq = 0;
 function newClaim(status = 'Approved'): AppointmentClaim {

@@ -2,7 +2,7 @@
 // same parts can do, kept here so the real one (`emr-bridge serve`) is measured against it in the same run.
 // Koa + @koa/router, the raw body read with raw-body, the signature checked with the adapter's own
 // verifyWebhook, then the row (eventId, eventType, the x-service-* headers, the raw body) written through a
-// group commit (src/inbox/group-commit.ts) into SQLite with WAL and synchronous=FULL, and 200 only once the
+// group commit (src/work/group-commit.ts) into SQLite with WAL and synchronous=FULL, and 200 only once the
 // transaction holding it has committed. WAL checkpoints run on the adapter's worker thread, as in `serve`
 // (src/sqlite/open.ts), so the floor pays for storage what the adapter pays. No metrics, logging, error
 // middleware, readiness or processor/pusher workers.
@@ -16,7 +16,7 @@ import Database from 'better-sqlite3';
 import Koa from 'koa';
 import getRawBody from 'raw-body';
 import { checkpointOffTheEventLoop, closeDatabase } from '../src/sqlite/open.ts';
-import { createGroupCommitter } from '../src/inbox/group-commit.ts';
+import { createGroupCommitter } from '../src/work/group-commit.ts';
 import { createLogger } from '../src/logger.ts';
 import { verifyWebhook, WebhookVerificationError } from '../src/signature/webhook-signature.ts';
 

@@ -7,7 +7,7 @@
 // hands it to startAdapter (src/runtime/adapter.ts); docs/forking.md goes step by step.
 import type { MappingEntityType } from '../contract/api.ts';
 import type { DocumentStatus, DocumentType, Payment } from '../contract/events.ts';
-import type { EmrStateStore } from '../storage/emr-state.ts';
+import type { EmrStateStore, StateEntries } from '../storage/emr-state.ts';
 import type { RecordRefs } from './refs.ts';
 
 /** A record in the EMR: its own identifier (for FHIR, the resource's logical id). */
@@ -38,8 +38,11 @@ export interface IdentifiedRecord {
 export interface EmrInbound {
   /** The port's own durable share of the store (identifiers only), shared by every replica. */
   state: EmrStateStore;
-  /** Records the mapping and queues it for the service, once. */
-  recordIdentified(record: IdentifiedRecord): Promise<void>;
+  /**
+   * Records the mapping and queues it for the service, once. `state`, the port's own entries (what the message
+   * that named it taught the port, its seen mark), is written to `state` in the same commit.
+   */
+  recordIdentified(record: IdentifiedRecord, state?: StateEntries): Promise<void>;
   /** Files the document in the pusher's outbox (never sent twice for one id), as a scanned one would be. */
   documentPushed(doc: EmrDocument): Promise<void>;
   /**

@@ -16,7 +16,7 @@ import type { Logger } from '../logger.ts';
 import { createClearSealer, type Sealer } from '../sealing/sealer.ts';
 import { isPromise, type InboxRow, type InboxStore } from '../storage/inbox.ts';
 import { INBOX_BODY, sealContext } from '../storage/sealed-contexts.ts';
-import { createGroupCommitter } from './group-commit.ts';
+import { createGroupCommitter } from '../work/group-commit.ts';
 import { createWriteHealth, type WriteFailure, type WriteHealth } from './write-health.ts';
 
 export type { WriteFailure } from './write-health.ts';

@@ -61,9 +61,9 @@ export interface Credentials {
 export function connectEmrInbound(storage: Storage, workers: ReturnType<typeof buildWorkers>, module: string): EmrInbound {
   return {
     state: storage.emrState(module),
-    async recordIdentified({ entityType, serviceId, emrId }) {
+    async recordIdentified({ entityType, serviceId, emrId }, state) {
       // A mapping queued (the first time the EMR names it) goes out now, not at the outbox's next poll.
-      if (await storage.processor.mappings.link(entityType, serviceId, emrId)) workers.processor.wake();
+      if (await storage.processor.mappings.link(entityType, serviceId, emrId, state && { module, entries: state })) workers.processor.wake();
     },
     documentPushed: (doc) => workers.pusher.filePushed(doc),
     documentCancelled: (documentId) => workers.pusher.cancelPushed(documentId),

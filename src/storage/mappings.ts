@@ -3,6 +3,13 @@
 // recorded and queued for the service together. Queuing a mapping with an event's applied mark is part of
 // ProcessingQueue.commit; posting the queue is ./mapping-outbox.ts.
 import type { MappingEntityType } from '../contract/api.ts';
+import type { StateEntries } from './emr-state.ts';
+
+/** An EMR module's state (./emr-state.ts) written in the transaction of a mapping: what the message that named it taught the module. */
+export interface ModuleStateWrite {
+  module: string;
+  entries: StateEntries;
+}
 
 export interface MappingStore {
   find(entityType: MappingEntityType, serviceId: string): Promise<string | undefined>;
@@ -10,9 +17,10 @@ export interface MappingStore {
   record(entityType: MappingEntityType, serviceId: string, emrId: string): Promise<string>;
   /**
    * Records the mapping and, when it is the one that stands, queues it for the service, in one transaction.
-   * Resolves to whether it stands. Idempotent.
+   * Resolves to whether it stands. Idempotent. `state`, when given, is written in the same commit (one commit
+   * per message a pushed EMR sends, where two cost it half its rate), and also when the mapping already stood.
    */
-  link(entityType: MappingEntityType, serviceId: string, emrId: string): Promise<boolean>;
+  link(entityType: MappingEntityType, serviceId: string, emrId: string, state?: ModuleStateWrite): Promise<boolean>;
 }
 
 /** A mapping as the console and the admin API show it. */

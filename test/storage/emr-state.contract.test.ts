@@ -1,6 +1,7 @@
 // The EMR modules' own store on every engine: values read back by module and key, one module's keys apart from
 // another's, a write replacing the value, several written in one go, and putNew deciding once between two
-// replicas which of them took a key first, and pruning the keys of one prefix written before a cutoff.
+// replicas which of them took a key first, pruning the keys of one prefix written before a cutoff, and (SQLite)
+// the writes of one turn of the event loop committed together.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { openDatabase } from '../../src/sqlite/open.ts';
@@ -123,3 +124,54 @@ for (const engine of engines) {
     });
   });
 }
+
+describe("EMR modules' state on 'sqlite', written by the events in flight at once", () => {
+  it('commits the writes of one turn of the event loop together, each resolving once its commit is made', async () => {
+    const db = openDatabase({ path: ':memory:', migrationsDir: ADAPTER_MIGRATIONS });
+    let commits = 0;
+    // Counts the store's transactions as they run (better-sqlite3's are functions with an `immediate` form).
+    const counted = new Proxy(db, {
+      get(target, prop) {
+        if (prop !== 'transaction') {
+          const v = Reflect.get(target, prop, target);
+          return typeof v === 'function' ? v.bind(target) : v;
+        }
+        return (fn: (...args: never[]) => unknown) => {
+          const tx = target.transaction(fn);
+          return Object.assign((...args: never[]) => tx(...args), {
+            immediate: (...args: never[]) => {
+              commits++;
+              return tx.immediate(...args);
+            },
+          });
+        };
+      },
+    });
+    try {
+      const hl7 = createSqliteEmrState(counted, clock)('hl7v2');
+      const read = db.prepare('SELECT value FROM emr_state WHERE key = ?').pluck();
+      const seenAtResolve: unknown[] = [];
+      await Promise.all([
+        ...Array.from({ length: 20 }, (_, i) => hl7.put(`ack:appointment:apt_${i}`, '1').then(() => seenAtResolve.push(read.get(`ack:appointment:apt_${i}`)))),
+        hl7.putMany([
+          ['mrn:pat_1', 'M1'],
+          ['patient-by-mrn:M1', 'pat_1'],
+        ]),
+        hl7.putNew('in:EMR|HOSPITAL|1', 'AA'),
+      ]);
+      expect(commits).toBe(1);
+      expect(seenAtResolve).toEqual(Array(20).fill('1'));
+      expect(await hl7.putNew('in:EMR|HOSPITAL|1', 'again')).toBe(false);
+      expect(commits).toBe(2);
+      expect(await hl7.getMany(['mrn:pat_1', 'patient-by-mrn:M1', 'in:EMR|HOSPITAL|1'])).toEqual(
+        new Map([
+          ['mrn:pat_1', 'M1'],
+          ['patient-by-mrn:M1', 'pat_1'],
+          ['in:EMR|HOSPITAL|1', 'AA'],
+        ]),
+      );
+    } finally {
+      db.close();
+    }
+  });
+});

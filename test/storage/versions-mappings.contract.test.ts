@@ -54,6 +54,28 @@ describe.each(engines)('stores of versions and mappings on $name', (engine) => {
       expect(await e.stores.mappings.link('patient', 'pat_2', 'P-other')).toBe(false);
       expect(await e.query('SELECT service_id, external_id FROM mapping_outbox')).toEqual([{ service_id: 'pat_1', external_id: 'P1' }]);
     });
+
+    it("writes an EMR module's state with the link, in its commit, and again when the mapping already stood", async () => {
+      e = await engine.open();
+      const stateOf = () => e.query('SELECT module, key, value FROM emr_state ORDER BY key');
+      await e.stores.mappings.link('patient', 'pat_1', 'P1', { module: 'hl7v2', entries: [['mrn:pat_1', 'P1']] });
+      expect(await stateOf()).toEqual([{ module: 'hl7v2', key: 'mrn:pat_1', value: 'P1' }]);
+      await e.stores.mappings.link('patient', 'pat_1', 'P1', { module: 'hl7v2', entries: [['in:EMR|H|N2', 'AA']] });
+      expect(await stateOf()).toEqual([
+        { module: 'hl7v2', key: 'in:EMR|H|N2', value: 'AA' },
+        { module: 'hl7v2', key: 'mrn:pat_1', value: 'P1' },
+      ]);
+    });
+
+    it('records neither the mapping nor the state when the state cannot be written', async () => {
+      e = await engine.open();
+      // A value the table refuses (NOT NULL): the write fails inside the link's transaction.
+      const refused = { module: 'hl7v2', entries: [['mrn:pat_1', null as unknown as string] as const] };
+      await expect(e.stores.mappings.link('patient', 'pat_1', 'P1', refused)).rejects.toThrow();
+      expect(await e.query('SELECT service_id FROM emr_mappings')).toEqual([]);
+      expect(await e.query('SELECT service_id FROM mapping_outbox')).toEqual([]);
+      expect(await e.query('SELECT key FROM emr_state')).toEqual([]);
+    });
   });
 
   describe('the mapping outbox', () => {

@@ -40,9 +40,8 @@ const IDENTITY_TYPES = /^(ADT\^(A01|A04|A08|A28|A31)|SIU\^(S12|S13|S14))$/;
 const NOTHING_TO_DO = /^SIU\^S15$/;
 const DOCUMENT_TYPES = /^(MDM\^T(02|04|08|10|11)|ORU\^R01)$/;
 
-/** What a message taught the port, written with its seen mark in one commit, after it was acted on. */
-type Learned = (readonly [key: string, value: string])[];
-type Outcome = { ok: true; learned?: Learned } | { ok: false; refusal: Refusal };
+/** A message acted on, its seen mark written (`marked`: already, in the commit that acted on it), or refused. */
+type Outcome = { ok: true; marked?: boolean } | { ok: false; refusal: Refusal };
 const ok: Outcome = { ok: true };
 
 export function createInboundHandler(deps: InboundDeps): (message: Hl7Message) => Promise<Hl7Message> {
@@ -58,14 +57,15 @@ export function createInboundHandler(deps: InboundDeps): (message: Hl7Message) =
       ...(outcome.ok ? {} : { error: outcome.refusal }),
     }).message;
 
-  async function identity(message: Hl7Message, inbound: EmrInbound): Promise<Outcome> {
+  async function identity(message: Hl7Message, inbound: EmrInbound, seen: string): Promise<Outcome> {
     const read = readIdentity(message, authorities);
     if (!read.ok) return read;
     if (read.value === 'none') return ok;
     const { entityType, serviceId, emrId } = read.value;
-    await inbound.recordIdentified(read.value);
-    // A crash before these are written leaves the message unacknowledged: the EMR sends it again.
-    return { ok: true, learned: entityType === 'patient' ? mrnEntries(serviceId, emrId) : [[KEYS.filler(serviceId), emrId]] };
+    const learned = entityType === 'patient' ? mrnEntries(serviceId, emrId) : [[KEYS.filler(serviceId), emrId] as const];
+    // The mapping, what it taught the port and the seen mark: one commit, so one fsync per message of the feed.
+    await inbound.recordIdentified(read.value, [...learned, [seen, 'AA']]);
+    return { ok: true, marked: true };
   }
 
   async function document(message: Hl7Message, inbound: EmrInbound): Promise<Outcome> {
@@ -99,7 +99,7 @@ export function createInboundHandler(deps: InboundDeps): (message: Hl7Message) =
     if (await inbound.state.get(seen)) return ack(message, ok);
     const type = messageType(message);
     let outcome: Outcome;
-    if (IDENTITY_TYPES.test(type)) outcome = await identity(message, inbound);
+    if (IDENTITY_TYPES.test(type)) outcome = await identity(message, inbound, seen);
     else if (NOTHING_TO_DO.test(type)) outcome = ok;
     else if (DOCUMENT_TYPES.test(type)) outcome = await document(message, inbound);
     else
@@ -108,8 +108,9 @@ export function createInboundHandler(deps: InboundDeps): (message: Hl7Message) =
         refusal: { field: 'MSH-9', location: { segment: 'MSH', sequence: 1, position: 9 }, code: '200', text: `${type} is not a message the adapter takes` },
       };
     // Only a message acted on is remembered: one refused may come again corrected under the same MSH-10.
-    if (outcome.ok) await inbound.state.putMany([...(outcome.learned ?? []), [seen, 'AA']]);
-    else deps.logger.warn({ type, controlId: key.value.controlId, field: outcome.refusal.field, code: outcome.refusal.code }, 'HL7 message refused (AE)');
+    if (outcome.ok) {
+      if (!outcome.marked) await inbound.state.put(seen, 'AA');
+    } else deps.logger.warn({ type, controlId: key.value.controlId, field: outcome.refusal.field, code: outcome.refusal.code }, 'HL7 message refused (AE)');
     return ack(message, outcome);
   };
 }

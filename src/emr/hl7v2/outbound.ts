@@ -100,7 +100,11 @@ export function createOutbound(deps: OutboundDeps): Outbound {
       location: locations.get(serviceIdOf(a.locationId)) ?? { serviceId: serviceIdOf(a.locationId), name: '' },
     });
     await sendAccepted(deps.send, message.message, `SIU^${trigger} for appointment ${a.serviceId}`, `appointment:${a.serviceId}`);
-    await state.put(KEYS.acknowledged('appointment', a.serviceId), JSON.stringify({ startsAt: a.startsAt, status: a.status } satisfies SentAppointment));
+    // Lazy: it shares the commit of the EMR's next notification. Lost in a crash, the same message (the same
+    // MSH-10) goes again, which the EMR takes as the one it has.
+    await state.put(KEYS.acknowledged('appointment', a.serviceId), JSON.stringify({ startsAt: a.startsAt, status: a.status } satisfies SentAppointment), {
+      lazy: true,
+    });
   }
 
   return {
@@ -111,7 +115,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
       if (await state.get(KEYS.acknowledged('patient', p.serviceId))) return pending('patient', p.serviceId, false);
       if (externalId) return adopt(p, externalId);
       await sendPatient('created', p, `new-patient:${p.serviceId}`);
-      await state.put(KEYS.acknowledged('patient', p.serviceId), '1');
+      await state.put(KEYS.acknowledged('patient', p.serviceId), '1', { lazy: true });
       return pending('patient', p.serviceId, true);
     },
     async updatePatient(id, p) {

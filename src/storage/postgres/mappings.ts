@@ -4,6 +4,7 @@
 import type { Clock } from '../../clock.ts';
 import type { MappingEntityType } from '../../contract/api.ts';
 import { ANY_ENTITY_TYPE, createFoundMappings, MAPPING_RECORD_SQL, type MappingLookup, type MappingStore, toMappingRecord } from '../mappings.ts';
+import { putEntries } from './emr-state.ts';
 import { type Pool, type PoolClient, withTransaction } from './pool.ts';
 
 const FIND = 'SELECT emr_id FROM emr_mappings WHERE entity_type = $1 AND service_id = $2';
@@ -37,9 +38,12 @@ export function createPostgresMappingStore(pool: Pool, clock: Clock): MappingSto
       found.remember(entityType, serviceId, standing);
       return standing;
     },
-    async link(entityType, serviceId, emrId) {
+    async link(entityType, serviceId, emrId, state) {
       const known = found.get(entityType, serviceId);
-      if (known !== undefined) return known === emrId;
+      if (known !== undefined) {
+        if (state) await putEntries(pool, state.module, state.entries, clock.now());
+        return known === emrId;
+      }
       const standing = await withTransaction(pool, async (client) => {
         const s = await recordIn(client, clock, entityType, serviceId, emrId);
         if (s === emrId) {
@@ -50,6 +54,7 @@ export function createPostgresMappingStore(pool: Pool, clock: Clock): MappingSto
             [entityType, serviceId, emrId, now],
           );
         }
+        if (state) await putEntries(client, state.module, state.entries, clock.now());
         return s;
       });
       found.remember(entityType, serviceId, standing);

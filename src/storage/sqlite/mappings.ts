@@ -6,6 +6,7 @@
 // is used.
 import type { Clock } from '../../clock.ts';
 import type { MappingEntityType } from '../../contract/api.ts';
+import { type CommitQueue, createCommitQueue } from '../../sqlite/commit-queue.ts';
 import type { Db } from '../../sqlite/open.ts';
 import {
   ANY_ENTITY_TYPE,
@@ -14,8 +15,10 @@ import {
   type MappingLookup,
   type MappingRecord,
   type MappingStore,
+  type ModuleStateWrite,
   toMappingRecord,
 } from '../mappings.ts';
+import { createEmrStateRows } from './emr-state.ts';
 
 /** The statements, synchronous, inside the caller's transaction. */
 export interface MappingRows {
@@ -45,39 +48,23 @@ export function createMappingRows(db: Db, clock: Clock): MappingRows {
   };
 }
 
-interface Waiting {
-  entityType: MappingEntityType;
-  serviceId: string;
-  emrId: string;
-  resolve: (standing: string) => void;
-  reject: (err: unknown) => void;
-}
-
-export function createSqliteMappingStore(db: Db, clock: Clock, rows: MappingRows = createMappingRows(db, clock)): MappingStore {
+export function createSqliteMappingStore(
+  db: Db,
+  clock: Clock,
+  rows: MappingRows = createMappingRows(db, clock),
+  commits: CommitQueue = createCommitQueue(db),
+  stateRows = createEmrStateRows(db, clock),
+): MappingStore {
   const found = createFoundMappings();
-  let waiting: Waiting[] = [];
-  const recordAll = db.transaction((batch: Waiting[]) => batch.map((w) => rows.record(w.entityType, w.serviceId, w.emrId)));
-  const link = db.transaction((t: MappingEntityType, s: string, emrId: string) => {
+  const writeState = (state: ModuleStateWrite | undefined) => {
+    if (state?.entries.length) stateRows.write(state.module, state.entries);
+  };
+  const link = (t: MappingEntityType, s: string, emrId: string, state: ModuleStateWrite | undefined) => {
     const standing = rows.record(t, s, emrId);
     if (standing === emrId) rows.enqueue(t, s, emrId);
+    writeState(state);
     return standing;
-  });
-
-  function flush(): void {
-    const batch = waiting;
-    waiting = [];
-    let standing: string[];
-    try {
-      standing = recordAll.immediate(batch);
-    } catch (err) {
-      for (const w of batch) w.reject(err);
-      return;
-    }
-    batch.forEach((w, i) => {
-      found.remember(w.entityType, w.serviceId, standing[i]!);
-      w.resolve(standing[i]!);
-    });
-  }
+  };
 
   function find(entityType: MappingEntityType, serviceId: string): string | undefined {
     const known = found.get(entityType, serviceId);
@@ -89,17 +76,19 @@ export function createSqliteMappingStore(db: Db, clock: Clock, rows: MappingRows
 
   return {
     find: async (entityType, serviceId) => find(entityType, serviceId),
-    record(entityType, serviceId, emrId) {
-      return new Promise<string>((resolve, reject) => {
-        if (waiting.length === 0) setImmediate(flush);
-        waiting.push({ entityType, serviceId, emrId, resolve, reject });
-      });
+    async record(entityType, serviceId, emrId) {
+      const standing = await commits.run(() => rows.record(entityType, serviceId, emrId));
+      found.remember(entityType, serviceId, standing);
+      return standing;
     },
-    // Once a mapping stands, asking again (every status write-back does) is a read, not a commit.
-    async link(entityType, serviceId, emrId) {
+    // Once a mapping stands, asking again (every status write-back does) is a read, not a commit, unless state comes with it.
+    async link(entityType, serviceId, emrId, state) {
       const known = find(entityType, serviceId);
-      if (known !== undefined) return known === emrId;
-      const standing = link.immediate(entityType, serviceId, emrId);
+      if (known !== undefined) {
+        if (state?.entries.length) await commits.run(() => writeState(state));
+        return known === emrId;
+      }
+      const standing = await commits.run(() => link(entityType, serviceId, emrId, state));
       found.remember(entityType, serviceId, standing);
       return standing === emrId;
     },

@@ -1,6 +1,7 @@
 // The SQLite storage: one file, one process (the store lock), every store on one better-sqlite3 connection,
 // coordination in memory.
 import type { Clock } from '../../clock.ts';
+import { createCommitQueue } from '../../sqlite/commit-queue.ts';
 import { closeDatabase } from '../../sqlite/open.ts';
 import { acquireStoreLock } from '../../sqlite/store-lock.ts';
 import type { Storage, StorageDeps, StoreHold } from '../index.ts';
@@ -25,7 +26,9 @@ export function holdSqliteFile(path: string, clock: Clock): StoreHold {
 export function openSqliteStorage(path: string, deps: StorageDeps): Storage {
   const db = openSqliteForServe(path, deps.logger.child({ component: 'database' }));
   const coordination = createSqliteCoordination();
-  const processor = createSqliteProcessorStores(db, deps.clock, deps.sealer);
+  // One group commit for the stores whose writes share one: an EMR port's notes ride with the mappings.
+  const commits = createCommitQueue(db);
+  const processor = createSqliteProcessorStores(db, deps.clock, deps.sealer, commits);
   return {
     engine: 'sqlite',
     where: path,
@@ -39,7 +42,7 @@ export function openSqliteStorage(path: string, deps: StorageDeps): Storage {
     consoleSessions: createSqliteConsoleSessionStore(db),
     // One process per file: its own memory counts every failed sign-in the file's adapter hears.
     signInFailures: createMemorySignInFailures(),
-    emrState: createSqliteEmrState(db, deps.clock),
+    emrState: createSqliteEmrState(db, deps.clock, commits),
     emrDowntime: createSqliteEmrDowntimeStore(db),
     quarantine: createSqliteQuarantineStore(db, deps.clock, deps.sealer, { coordination }),
     async close() {

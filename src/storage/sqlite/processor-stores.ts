@@ -3,6 +3,7 @@
 // while nothing else writes those tables.
 import type { Clock } from '../../clock.ts';
 import { createClearSealer, type Sealer } from '../../sealing/sealer.ts';
+import { type CommitQueue, createCommitQueue } from '../../sqlite/commit-queue.ts';
 import type { Db } from '../../sqlite/open.ts';
 import type { ProcessorStores } from '../processor-stores.ts';
 import { createSqliteDeadLetterStores } from './dead-letters.ts';
@@ -15,14 +16,22 @@ import { createSqliteProcessorReadings } from './readings.ts';
 import { createSqliteRetentionStore } from './retention.ts';
 import { createSqliteEntityVersions } from './versions.ts';
 
-/** `sealer` opens the inbox's stored bodies (sealed at rest); by default only clear ones open. */
-export function createSqliteProcessorStores(db: Db, clock: Clock, sealer: Sealer = createClearSealer()): ProcessorStores {
+/**
+ * `sealer` opens the inbox's stored bodies (sealed at rest); by default only clear ones open. `commits`: the
+ * connection's commit queue, shared with the other stores that group their writes (the EMR modules' state).
+ */
+export function createSqliteProcessorStores(
+  db: Db,
+  clock: Clock,
+  sealer: Sealer = createClearSealer(),
+  commits: CommitQueue = createCommitQueue(db),
+): ProcessorStores {
   const versions = createSqliteEntityVersions(db);
   const rows = createMappingRows(db, clock);
   return {
     queue: createSqliteProcessingQueue(db, clock, { versions, mappings: rows, sealer }),
     versions,
-    mappings: createSqliteMappingStore(db, clock, rows),
+    mappings: createSqliteMappingStore(db, clock, rows, commits),
     mappingOutbox: createSqliteMappingOutboxStore(db, clock),
     deadLetters: createSqliteDeadLetterStores(db, clock),
     retention: createSqliteRetentionStore(db),

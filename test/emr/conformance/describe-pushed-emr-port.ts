@@ -53,9 +53,11 @@ function recordingInbound() {
     failing: false,
     identified,
     documents,
-    async recordIdentified(r) {
+    async recordIdentified(r, entries) {
       if (inbound.failing) throw new Error('the store is failing');
       if (!identified.some((x) => x.entityType === r.entityType && x.serviceId === r.serviceId)) identified.push(r);
+      // In the mapping's commit, as the adapter's storage writes them.
+      for (const [key, value] of entries ?? []) state.set(key, value);
     },
     async documentPushed(doc) {
       if (inbound.failing) throw new Error('the store is failing');

@@ -52,7 +52,12 @@ describe('the HL7 v2 port and retention', () => {
       logger: silentLogger(),
     });
     closers.push(() => port.close());
-    await port.start!({ state, recordIdentified: async () => undefined, documentPushed: async () => undefined, documentCancelled: async () => 'unknown' });
+    await port.start!({
+      state,
+      recordIdentified: (_record, entries) => state.putMany(entries ?? []),
+      documentPushed: async () => undefined,
+      documentCancelled: async () => 'unknown',
+    });
     const client = createMllpClient({ url: port.listenerUrl, ackTimeoutMs: 2_000, clock });
     closers.push(() => client.close());
 

@@ -6,10 +6,15 @@
 //   per batch, only the one per submission.
 // - An asynchronous commit (PostgreSQL): one commit is in flight at a time; what is submitted meanwhile
 //   queues and forms the next batch, committed as soon as the one in flight has settled.
+// - A submission may be held (`holdMs`): it waits up to that long for company, and goes at once with the next
+//   batch anything else starts. A write nobody waits on at once (an EMR port's note that a message was
+//   acknowledged) then rides in the commit of one that is (the EMR's next notification) instead of paying
+//   an fsync of its own.
 // Per submission: one promise and its entry in the queue; a batch that fits is the queue itself (no copies).
 
 export interface GroupCommitter<T, R> {
-  submit(item: T): Promise<R>;
+  /** Queues `item` for the next batch; resolves once it is committed. `holdMs`: how long it may wait for company (0: this turn). */
+  submit(item: T, holdMs?: number): Promise<R>;
   /** Commits whatever is queued now (a synchronous commit is done when this returns; an async one started). */
   flush(): void;
   /** Resolves once everything submitted so far has been committed (or has failed). */
@@ -32,6 +37,8 @@ const isThenable = <X>(value: X | PromiseLike<X>): value is PromiseLike<X> => ty
 export function createGroupCommitter<T, R>(commit: (batch: T[]) => R[] | PromiseLike<R[]>, maxBatch = 512): GroupCommitter<T, R> {
   let queue: Waiting<T, R>[] = [];
   let scheduled = false;
+  /** The timer of held submissions, and when it fires (performance.now()). */
+  let held: { timer: NodeJS.Timeout; at: number } | undefined;
   /** The asynchronous commit under way, if any; settled, it starts the next batch. */
   let inFlight: Promise<void> | undefined;
 
@@ -81,8 +88,21 @@ export function createGroupCommitter<T, R>(commit: (batch: T[]) => R[] | Promise
     setImmediate(flush);
   }
 
+  /** A flush within `ms`, unless one comes sooner. */
+  function scheduleWithin(ms: number): void {
+    if (scheduled) return;
+    const at = performance.now() + ms;
+    if (held && held.at <= at) return;
+    if (held) clearTimeout(held.timer);
+    held = { timer: setTimeout(flush, ms), at };
+  }
+
   function flush(): void {
     scheduled = false;
+    if (held) {
+      clearTimeout(held.timer);
+      held = undefined;
+    }
     while (queue.length > 0 && !inFlight) {
       const running = commitBatch(nextBatch());
       if (running)
@@ -94,11 +114,13 @@ export function createGroupCommitter<T, R>(commit: (batch: T[]) => R[] | Promise
   }
 
   return {
-    submit(item) {
+    submit(item, holdMs = 0) {
       return new Promise<R>((resolve, reject) => {
         queue.push({ item, resolve, reject });
         // While a commit is in flight, its end schedules the next batch.
-        if (!inFlight) schedule();
+        if (inFlight) return;
+        if (holdMs > 0) scheduleWithin(holdMs);
+        else schedule();
       });
     },
     flush,

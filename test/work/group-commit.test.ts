@@ -1,7 +1,7 @@
 // Group commit: requests queued in one turn of the event loop share one commit; a failed commit rejects
 // every item of its batch and no other.
 import { describe, expect, it } from 'vitest';
-import { createGroupCommitter } from '../../src/inbox/group-commit.ts';
+import { createGroupCommitter } from '../../src/work/group-commit.ts';
 
 describe('createGroupCommitter', () => {
   it('commits concurrent submissions in one batch, results in order', async () => {
@@ -135,5 +135,45 @@ describe('createGroupCommitter with an asynchronous commit (PostgreSQL)', () => 
     h.pending[1]!.resolve();
     await draining;
     expect(await Promise.all(all)).toEqual([10, 20, 30]);
+  });
+});
+
+describe('createGroupCommitter, held submissions', () => {
+  it('holds a submission until the next batch anything else starts, and commits them together', async () => {
+    const batches: string[][] = [];
+    const c = createGroupCommitter<string, string>((batch) => {
+      batches.push(batch);
+      return batch;
+    });
+    const held = c.submit('held', 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(batches).toEqual([]);
+    expect(c.pending()).toBe(1);
+    await Promise.all([held, c.submit('at once')]);
+    expect(batches).toEqual([['held', 'at once']]);
+  });
+
+  it('commits a held submission alone once its hold is up', async () => {
+    const batches: string[][] = [];
+    const c = createGroupCommitter<string, string>((batch) => {
+      batches.push(batch);
+      return batch;
+    });
+    const started = performance.now();
+    expect(await c.submit('held', 30)).toBe('held');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(25);
+    expect(batches).toEqual([['held']]);
+  });
+
+  it('keeps the earliest hold of several', async () => {
+    const batches: string[][] = [];
+    const c = createGroupCommitter<string, string>((batch) => {
+      batches.push(batch);
+      return batch;
+    });
+    const long = c.submit('long', 60_000);
+    await c.submit('short', 10);
+    await long;
+    expect(batches).toEqual([['long', 'short']]);
   });
 });

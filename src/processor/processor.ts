@@ -23,7 +23,7 @@ import { createWorker, type PassResult, type Worker } from '../work/worker.ts';
 import type { DocumentEventSink } from './apply.ts';
 import { createEventHandling } from './handle-event.ts';
 import { runFlow } from './flow.ts';
-import { createRetention, type PruneAudit, type PruneDocuments, type PruneEmr } from './retention.ts';
+import { createRetention, type PruneAudit, type PruneDocuments, type PruneEmr, type PruneQuarantine } from './retention.ts';
 
 export interface ProcessorDeps {
   /** Where the processor keeps its state (src/storage: SQLite or PostgreSQL). */
@@ -34,6 +34,8 @@ export interface ProcessorDeps {
   pruneAudit?: PruneAudit;
   /** The EMR module's marks of messages it took (EmrPort.pruneBefore), at RETENTION_EVENT_ID_DAYS. */
   pruneEmr?: PruneEmr;
+  /** The quarantine's rows applied or dismissed, at RETENTION_EVENT_ID_DAYS. */
+  pruneQuarantine?: PruneQuarantine;
   clock: Clock;
   logger: Logger;
   emr: EmrPort;
@@ -70,13 +72,14 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 /** Retention, at most once per PRUNE_EVERY_MS (the first pass prunes). */
 function createPruneWhenDue(
-  deps: Pick<ProcessorDeps, 'stores' | 'pruneFinishedDocuments' | 'pruneAudit' | 'pruneEmr' | 'clock' | 'logger' | 'config'>,
+  deps: Pick<ProcessorDeps, 'stores' | 'pruneFinishedDocuments' | 'pruneAudit' | 'pruneEmr' | 'pruneQuarantine' | 'clock' | 'logger' | 'config'>,
 ): () => Promise<void> {
   const retention = createRetention({
     store: deps.stores.retention,
     pruneDocuments: deps.pruneFinishedDocuments ?? (async () => 0),
     ...(deps.pruneAudit ? { pruneAudit: deps.pruneAudit } : {}),
     ...(deps.pruneEmr ? { pruneEmr: deps.pruneEmr } : {}),
+    ...(deps.pruneQuarantine ? { pruneQuarantine: deps.pruneQuarantine } : {}),
     clock: deps.clock,
     settings: deps.config.retention,
   });

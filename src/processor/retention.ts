@@ -4,7 +4,8 @@
 // document outbox (final and written back to the EMR; the pusher's store does it) and of the mapping outbox
 // (sent); rows still queued, HELD, unsynced, pending or dead stay. The audit trail has its own cutoff,
 // RETENTION_AUDIT_DAYS (six years by default, never below the events'), pruned in the same pass. The EMR module's
-// marks of messages it took (HL7 v2: MSH-3/4/10) go with the eventIds, at RETENTION_EVENT_ID_DAYS.
+// marks of messages it took (HL7 v2: MSH-3/4/10) go with the eventIds, at RETENTION_EVENT_ID_DAYS, and so do the
+// quarantine's rows applied or dismissed (their bodies went when they were).
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { RetentionStore } from '../storage/retention.ts';
@@ -20,6 +21,9 @@ export type PruneAudit = (cutoffMs: number) => Promise<number>;
 /** Deletes what the EMR module keeps only to recognise a repeated message, written before the cutoff. */
 export type PruneEmr = (cutoffMs: number) => Promise<number>;
 
+/** Deletes the quarantine's rows applied or dismissed before the cutoff (epoch ms); says how many. */
+export type PruneQuarantine = (cutoffMs: number) => Promise<number>;
+
 export interface Pruned {
   bodies: number;
   events: number;
@@ -27,6 +31,7 @@ export interface Pruned {
   mappings: number;
   audit: number;
   emr: number;
+  quarantine: number;
 }
 
 export interface Retention {
@@ -39,6 +44,7 @@ export function createRetention(deps: {
   pruneDocuments: PruneDocuments;
   pruneAudit?: PruneAudit;
   pruneEmr?: PruneEmr;
+  pruneQuarantine?: PruneQuarantine;
   clock: Clock;
   settings: Config['retention'];
 }): Retention {
@@ -55,7 +61,8 @@ export function createRetention(deps: {
       const audit = deps.pruneAudit ? await deps.pruneAudit(auditCutoff) : 0;
       // A message the EMR sends again after its eventIds are forgotten is long past any retry of the EMR's.
       const emr = deps.pruneEmr ? await deps.pruneEmr(cutoff) : 0;
-      return { bodies, events, documents, mappings, audit, emr };
+      const quarantine = deps.pruneQuarantine ? await deps.pruneQuarantine(cutoff) : 0;
+      return { bodies, events, documents, mappings, audit, emr, quarantine };
     },
   };
 }

@@ -98,6 +98,8 @@ export function buildWorkers(
     pruneAudit: (cutoffMs) => storage.audit.prune(cutoffMs),
     // What the EMR module keeps to recognise a repeat (HL7 v2: the messages it took), with the eventIds.
     pruneEmr: async (cutoffMs) => (await emr.pruneBefore?.(cutoffMs)) ?? 0,
+    // The quarantine's rows applied or dismissed (their bodies gone already), with the eventIds too.
+    pruneQuarantine: (cutoffMs) => storage.quarantine.prune(cutoffMs),
     clock,
     logger: logger.child({ component: 'processor' }),
     emr,

@@ -87,6 +87,11 @@ export interface QuarantineStore {
   apply(eventId: string, opts: { maxBodyBytes: number; by: string }): Promise<ApplyOutcome>;
   /** Returns whether it was quarantined (and is now dismissed, its body dropped). */
   dismiss(eventId: string, reason: string, by: string): Promise<boolean>;
+  /**
+   * Deletes the rows applied or dismissed before the cutoff (epoch ms): their bodies are gone already, and a
+   * repeat of their eventId that late is past the service's retries. Never one still quarantined. Says how many.
+   */
+  prune(before: number): Promise<number>;
 }
 
 /** A quarantine row's columns, as both engines read them (never the body itself). */

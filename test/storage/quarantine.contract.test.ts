@@ -1,7 +1,8 @@
 // The quarantine's store on every engine (../../src/storage/quarantine.ts): a webhook kept sealed (a raw read finds
 // no marker), bounded by the capacity it is given, once per eventId (and not beside the inbox's); applied into the
 // inbox once, as if received now, only when its size fits the limit, its body opening for the inbox row; dismissed
-// with who and why; the body dropped either way, the row kept. The rotation and backup's key report page it.
+// with who and why; the body dropped either way, the row kept until retention prunes it. The rotation and backup's key
+// report page it.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -260,6 +261,22 @@ describe.each(engines)('the quarantine on $name', (engine) => {
     expect(await rawBody(w.eventId)).toBeNull();
     expect(await e.quarantine.apply(w.eventId, { maxBodyBytes: MiB, by: 'ops' })).toMatchObject({ outcome: 'not_quarantined' });
     expect(await e.quarantine.admit(w, MiB)).toBe('duplicate');
+  });
+
+  it('prunes the rows applied or dismissed before the cutoff, never one still quarantined', async () => {
+    await open();
+    const [kept, applied, dismissed, late] = [entry(), entry(), entry(), entry()];
+    for (const w of [kept, applied, dismissed, late]) await e.quarantine.admit(w, MiB);
+    e.clock.set(1_763_900_100_000);
+    await e.quarantine.apply(applied.eventId, { maxBodyBytes: MiB, by: 'ops' });
+    await e.quarantine.dismiss(dismissed.eventId, 'a test event', 'ops');
+    e.clock.set(1_763_900_300_000);
+    await e.quarantine.dismiss(late.eventId, 'dismissed after the cutoff', 'ops');
+    expect(await e.quarantine.prune(1_763_900_200_000)).toBe(2);
+    const left = await e.query<{ event_id: string }>('SELECT event_id FROM webhook_quarantine ORDER BY id');
+    expect(left.map((r) => r.event_id)).toEqual([kept.eventId, late.eventId]);
+    expect(await e.quarantine.prune(Number.MAX_SAFE_INTEGER)).toBe(1);
+    expect(await e.quarantine.get(kept.eventId)).toMatchObject({ state: 'quarantined', bodyStored: true });
   });
 
   it('pages by state in arrival order, filtered by type and received time', async () => {

@@ -99,5 +99,9 @@ export function createPostgresQuarantineStore(pool: Pool, clock: Clock, sealer: 
       );
       return r.rowCount === 1;
     },
+    async prune(before) {
+      const r = await pool.query(`DELETE FROM webhook_quarantine WHERE state <> 'quarantined' AND coalesce(applied_at, dismissed_at) < $1`, [before]);
+      return r.rowCount ?? 0;
+    },
   };
 }

@@ -41,6 +41,8 @@ export function createSqliteQuarantineStore(db: Db, clock: Clock, sealer: Sealer
     db.prepare(`UPDATE webhook_quarantine SET state = 'dismissed', body = NULL, dismissed_reason = @reason, dismissed_by = @by, dismissed_at = @now
     WHERE event_id = @eventId AND state = 'quarantined'`);
 
+  const prune = db.prepare(`DELETE FROM webhook_quarantine WHERE state <> 'quarantined' AND coalesce(applied_at, dismissed_at) < ?`);
+
   const admit = db.transaction(
     (row: { eventId: string; eventType: string; headers: string; size: number; body: Buffer; receivedAt: number }, capacity: number) => {
       if (inInbox.get(row.eventId)) return 'in_inbox' as const;
@@ -113,5 +115,6 @@ export function createSqliteQuarantineStore(db: Db, clock: Clock, sealer: Sealer
     async dismiss(eventId, reason, by) {
       return dismiss.run({ eventId, reason, by, now: clock.now() }).changes === 1;
     },
+    prune: async (before) => prune.run(before).changes,
   };
 }

@@ -6,7 +6,7 @@ import { UsageError } from './args.ts';
 import { cliDefaults } from './defaults.ts';
 
 export interface AdminClient {
-  call<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }>;
+  call<T = unknown>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; body: T }>;
 }
 
 export function adminClientFrom(config: Config, adminUrl: string | undefined, adminToken: string | undefined): AdminClient {

@@ -1,7 +1,7 @@
-// `emr-bridge documents …` and `emr-bridge dead-letters …`: list (a page at a time, filtered), show, retry,
-// replay and dismiss through the admin API of a running adapter (--admin-url, default
-// http://127.0.0.1:$PORT; --admin-token, default ADMIN_TOKEN). A list prints the admin API's JSON, whose
-// `nextCursor` is what --cursor takes to show the next page (null on the last one).
+// `emr-bridge documents …`, `dead-letters …`, `quarantine …` and `downtime …`: list (a page at a time, filtered),
+// show, retry, replay, apply and dismiss, and plan or end an EMR downtime, through the admin API of a running
+// adapter (--admin-url, default http://127.0.0.1:$PORT; --admin-token, default ADMIN_TOKEN). A list prints the
+// admin API's JSON, whose `nextCursor` is what --cursor takes to show the next page (null on the last one).
 import { loadConfig } from '../config.ts';
 import { UsageError, parse } from './args.ts';
 import { SPECS } from './specs.ts';
@@ -24,6 +24,12 @@ const DEAD_LETTERS_USAGE = [
   '       dead-letters dismiss <eventId> --reason R | dead-letters dismiss-mapping <entityType> <serviceId> --reason R',
   '       dead-letters replay-mapping <entityType> <serviceId>',
 ].join('\n');
+
+const QUARANTINE_USAGE = [
+  'usage: quarantine list [--state quarantined|applied|dismissed] [--type EVENT_TYPE] [--since T] [--until T] [--limit N] [--cursor C]',
+  '       quarantine apply <eventId> | quarantine dismiss <eventId> --reason R',
+].join('\n');
+const DOWNTIME_USAGE = 'usage: downtime show | downtime start --until T --reason R | downtime end';
 
 /** The list's query string from the flags given (the admin API checks the values and names a bad one). */
 function listQuery(values: Record<string, string | boolean | undefined>, names: string[]): string {
@@ -65,4 +71,26 @@ export async function deadLettersCommand(argv: string[]): Promise<number> {
     return report(await admin.call('POST', path, { reason: values.reason }), print);
   }
   throw new UsageError(DEAD_LETTERS_USAGE);
+}
+
+export async function quarantineCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, SPECS.quarantine);
+  const admin = adminClientFrom(loadConfig(), values['admin-url'], values['admin-token']);
+  const [verb, eventId] = positionals;
+  if (verb === 'list') return report(await admin.call('GET', `/quarantine${listQuery(values, ['state', ...Object.keys(paging)])}`), print);
+  if (verb === 'apply' && eventId) return report(await admin.call('POST', `/quarantine/${encodeURIComponent(eventId)}/apply`), print);
+  if (verb === 'dismiss' && eventId && values.reason !== undefined)
+    return report(await admin.call('POST', `/quarantine/${encodeURIComponent(eventId)}/dismiss`, { reason: values.reason }), print);
+  throw new UsageError(QUARANTINE_USAGE);
+}
+
+export async function downtimeCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, SPECS.downtime);
+  const admin = adminClientFrom(loadConfig(), values['admin-url'], values['admin-token']);
+  const [verb] = positionals;
+  if (verb === 'show') return report(await admin.call('GET', '/emr/downtime'), print);
+  if (verb === 'start' && values.until !== undefined && values.reason !== undefined)
+    return report(await admin.call('POST', '/emr/downtime', { until: values.until, reason: values.reason }), print);
+  if (verb === 'end') return report(await admin.call('DELETE', '/emr/downtime'), print);
+  throw new UsageError(DOWNTIME_USAGE);
 }

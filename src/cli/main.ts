@@ -19,6 +19,8 @@ const commands: Record<CommandName, () => Promise<Command>> = {
   push: async () => (await import('./push.ts')).pushCommand,
   documents: async () => (await import('./admin-commands.ts')).documentsCommand,
   'dead-letters': async () => (await import('./admin-commands.ts')).deadLettersCommand,
+  quarantine: async () => (await import('./admin-commands.ts')).quarantineCommand,
+  downtime: async () => (await import('./admin-commands.ts')).downtimeCommand,
   credentials: async () => (await import('./credentials.ts')).credentialsCommand,
   audit: async () => (await import('./audit.ts')).auditCommand,
   schemas: async () => (await import('./schemas.ts')).schemasCommand,

@@ -169,6 +169,31 @@ export const SPECS = {
       ...adminOptions,
     },
   },
+  quarantine: {
+    name: 'quarantine',
+    args: 'list | apply <eventId> | dismiss <eventId> --reason R',
+    summary: 'signed webhooks over WEBHOOK_MAX_BODY_BYTES, kept: list them, apply one (once the limit lets it in), dismiss one with a reason',
+    options: {
+      state: { type: 'string', value: 'quarantined|applied|dismissed', help: 'list these', default: 'quarantined' },
+      reason: { type: 'string', value: 'R', help: 'with dismiss: why (kept with it; required)' },
+      ...pagingOptions,
+      ...adminOptions,
+    },
+  },
+  downtime: {
+    name: 'downtime',
+    args: 'show | start --until T --reason R | end',
+    summary: "the EMR's planned downtime: show what is in force and the next window, start one now until a time, end it",
+    options: {
+      until: { type: 'string', value: 'TIME', help: 'with start: when the EMR is expected back (ISO 8601 with a zone; within 31 days)' },
+      reason: { type: 'string', value: 'R', help: 'with start: why (shown on the status page and the console; required)' },
+      ...adminOptions,
+    },
+    notes: [
+      'During a downtime the adapter makes no EMR call and spends no attempt; webhooks are still received. EMR_DOWNTIME',
+      'plans recurring windows; start and end act now (operator role, audited).',
+    ],
+  },
   credentials: {
     name: 'credentials',
     args: 'add <name> --role viewer|operator | list | remove <name>',

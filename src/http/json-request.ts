@@ -3,7 +3,7 @@
 import { request } from 'undici';
 
 export async function requestJson<T = Record<string, unknown>>(
-  method: 'GET' | 'POST' | 'PUT',
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   url: string,
   body?: unknown,
   headers: Record<string, string> = {},

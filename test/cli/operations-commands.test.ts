@@ -5,30 +5,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.ts';
 import { createMemoryEmr } from '../../src/emr/memory/index.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
 import { runCli } from '../support/cli.ts';
 import { appointmentEventBody, signedWebhook } from '../support/webhooks.ts';
+import { quietAdapterConfig } from '../support/quiet-adapter.ts';
 
 const MAX_BODY_BYTES = 4096;
 const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-cli-operations-'));
 let adapter: RunningAdapter;
 beforeAll(async () => {
   adapter = await startAdapter({
-    config: parseConfig({
-      PORT: '0',
-      DATA_DIR: dir,
-      SERVICE_BASE_URL: 'http://127.0.0.1:9',
-      SERVICE_API_KEY: 'live_test',
-      SERVICE_KEY_ID: 'key_test',
-      SERVICE_SIGNING_SECRETS: 'whsec_test',
-      ADMIN_TOKEN: 'cli-operations-token-0001',
-      FHIR_BASE_URL: 'http://127.0.0.1:9/fhir',
-      PUSHER_SCAN_CRON: '0 0 1 1 *',
-      WEBHOOK_MAX_BODY_BYTES: String(MAX_BODY_BYTES),
-    }),
+    config: quietAdapterConfig(dir, 'cli-operations-token-0001', { WEBHOOK_MAX_BODY_BYTES: String(MAX_BODY_BYTES) }),
     logger: silentLogger(),
     emr: createMemoryEmr(),
   });

@@ -4,11 +4,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.ts';
 import { createMemoryEmr } from '../../src/emr/memory/index.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
 import { ROOT } from '../../bench/support/child.ts';
+import { quietAdapterConfig } from '../support/quiet-adapter.ts';
 
 const rulesText = readFileSync(join(ROOT, 'docs/alerts.yml'), 'utf8');
 
@@ -36,17 +36,7 @@ function exportedNames(metricsText: string): Set<string> {
 const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-alerts-'));
 let adapter: RunningAdapter;
 beforeAll(async () => {
-  const config = parseConfig({
-    PORT: '0',
-    DATA_DIR: dir,
-    SERVICE_BASE_URL: 'http://127.0.0.1:9',
-    SERVICE_API_KEY: 'live_test',
-    SERVICE_KEY_ID: 'key_test',
-    SERVICE_SIGNING_SECRETS: 'whsec_test',
-    ADMIN_TOKEN: 'alerts-admin-token-0001',
-    FHIR_BASE_URL: 'http://127.0.0.1:9/fhir',
-    PUSHER_SCAN_CRON: '0 0 1 1 *',
-  });
+  const config = quietAdapterConfig(dir, 'alerts-admin-token-0001');
   adapter = await startAdapter({ config, logger: silentLogger(), emr: createMemoryEmr() });
 });
 afterAll(async () => {

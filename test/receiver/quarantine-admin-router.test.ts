@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.ts';
 import { createMemoryEmr, type MemoryEmr } from '../../src/emr/memory/index.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { type RunningAdapter, startAdapter } from '../../src/runtime/adapter.ts';
@@ -18,6 +17,7 @@ import { json } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
 import { appointmentEventBody, signedWebhook } from '../support/webhooks.ts';
 import { csrfOf } from '../console/support/console-app.ts';
+import { quietAdapterConfig } from '../support/quiet-adapter.ts';
 
 const MiB = 1024 * 1024;
 const ADMIN_TOKEN = 'quarantine-admin-token-0001';
@@ -30,19 +30,7 @@ afterEach(async () => {
 
 async function adapterOn(dir: string, emr: MemoryEmr, maxBodyBytes: number): Promise<RunningAdapter> {
   const adapter = await startAdapter({
-    config: parseConfig({
-      PORT: '0',
-      DATA_DIR: dir,
-      SERVICE_BASE_URL: 'http://127.0.0.1:9',
-      SERVICE_API_KEY: 'live_test',
-      SERVICE_KEY_ID: 'key_test',
-      SERVICE_SIGNING_SECRETS: 'whsec_test',
-      ADMIN_TOKEN,
-      FHIR_BASE_URL: 'http://127.0.0.1:9/fhir',
-      PUSHER_SCAN_CRON: '0 0 1 1 *',
-      PROCESSOR_POLL_MS: '20',
-      WEBHOOK_MAX_BODY_BYTES: String(maxBodyBytes),
-    }),
+    config: quietAdapterConfig(dir, ADMIN_TOKEN, { PROCESSOR_POLL_MS: '20', WEBHOOK_MAX_BODY_BYTES: String(maxBodyBytes) }),
     logger: silentLogger(),
     emr,
   });

@@ -8,12 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createManualClock } from '../../src/clock.ts';
-import { parseConfig } from '../../src/config.ts';
 import { createMemoryEmr, type MemoryEmr } from '../../src/emr/memory/index.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
 import { waitFor } from '../support/wait.ts';
 import { appointmentEventBody, signedWebhook } from '../support/webhooks.ts';
+import { quietAdapterConfig } from '../support/quiet-adapter.ts';
 
 const TOKEN = 'downtime-admin-token-0001';
 // 01:30 EST on 2026-03-08, inside `0 1 * * SUN@America/New_York/PT2H` (06:00Z to 08:00Z).
@@ -25,18 +25,7 @@ afterEach(async () => {
 });
 
 function settings(dir: string) {
-  return parseConfig({
-    PORT: '0',
-    DATA_DIR: dir,
-    SERVICE_BASE_URL: 'http://127.0.0.1:9',
-    SERVICE_API_KEY: 'live_test',
-    SERVICE_KEY_ID: 'key_test',
-    SERVICE_SIGNING_SECRETS: 'whsec_test',
-    ADMIN_TOKEN: TOKEN,
-    FHIR_BASE_URL: 'http://127.0.0.1:9/fhir',
-    PUSHER_SCAN_CRON: '0 0 1 1 *',
-    EMR_DOWNTIME: '0 1 * * SUN@America/New_York/PT2H',
-  });
+  return quietAdapterConfig(dir, TOKEN, { EMR_DOWNTIME: '0 1 * * SUN@America/New_York/PT2H' });
 }
 
 async function start(dir: string, clock: ReturnType<typeof createManualClock>, emr: MemoryEmr): Promise<RunningAdapter> {

@@ -14,6 +14,7 @@ import { silentLogger } from '../../src/logger.ts';
 import { startAdapter } from '../../src/runtime/adapter.ts';
 import { json } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
+import { quietAdapterConfig } from '../support/quiet-adapter.ts';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -124,17 +125,7 @@ describe('an adapter given its own EMR', () => {
 
   it('says the service is failing when nothing answers at SERVICE_BASE_URL, and stays ready', async () => {
     const adapter = await startAdapter({
-      config: parseConfig({
-        PORT: '0',
-        DATA_DIR: tempDir(),
-        SERVICE_BASE_URL: 'http://127.0.0.1:9',
-        SERVICE_API_KEY: 'live_test',
-        SERVICE_KEY_ID: 'key_test',
-        SERVICE_SIGNING_SECRETS: 'whsec_test',
-        ADMIN_TOKEN: 'own-emr-admin-token-0001',
-        FHIR_BASE_URL: 'http://127.0.0.1:9/fhir',
-        PUSHER_SCAN_CRON: '0 0 1 1 *',
-      }),
+      config: quietAdapterConfig(tempDir(), 'own-emr-admin-token-0001'),
       logger: silentLogger(),
       emr: createMemoryEmr(),
     });

@@ -23,6 +23,7 @@ import { captureLogger } from '../../support/log-capture.ts';
 import { applyThrough, appointmentEvent, processorFixture } from '../../support/processor-fixture.ts';
 import { freePort, json } from '../../support/stack.ts';
 import { waitFor } from '../../support/wait.ts';
+import { quietAdapterConfig } from '../../support/quiet-adapter.ts';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -48,18 +49,7 @@ async function metadataServer(statement: Record<string, unknown>): Promise<strin
 
 /** Settings for an adapter beside a real (here: stand-in) service and the given EMR. */
 const adapterSettings = (dir: string, fhirBaseUrl: string, extra: Record<string, string> = {}) =>
-  parseConfig({
-    PORT: '0',
-    DATA_DIR: dir,
-    SERVICE_BASE_URL: 'http://127.0.0.1:9',
-    SERVICE_API_KEY: 'live_test',
-    SERVICE_KEY_ID: 'key_test',
-    SERVICE_SIGNING_SECRETS: 'whsec_test',
-    ADMIN_TOKEN: 'capabilities-admin-token',
-    FHIR_BASE_URL: fhirBaseUrl,
-    PUSHER_SCAN_CRON: '0 0 1 1 *',
-    ...extra,
-  });
+  quietAdapterConfig(dir, 'capabilities-admin-token', { FHIR_BASE_URL: fhirBaseUrl, ...extra });
 
 describe('the EMR check at start-up', () => {
   it('stops start-up with the reason when the EMR answers and is not FHIR R4', async () => {

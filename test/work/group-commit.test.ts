@@ -139,12 +139,18 @@ describe('createGroupCommitter with an asynchronous commit (PostgreSQL)', () => 
 });
 
 describe('createGroupCommitter, held submissions', () => {
-  it('holds a submission until the next batch anything else starts, and commits them together', async () => {
+  /** A committer whose commit records each batch and answers each item with itself. */
+  const recording = () => {
     const batches: string[][] = [];
     const c = createGroupCommitter<string, string>((batch) => {
       batches.push(batch);
       return batch;
     });
+    return { batches, c };
+  };
+
+  it('holds a submission until the next batch anything else starts, and commits them together', async () => {
+    const { batches, c } = recording();
     const held = c.submit('held', 60_000);
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(batches).toEqual([]);
@@ -154,11 +160,7 @@ describe('createGroupCommitter, held submissions', () => {
   });
 
   it('commits a held submission alone once its hold is up', async () => {
-    const batches: string[][] = [];
-    const c = createGroupCommitter<string, string>((batch) => {
-      batches.push(batch);
-      return batch;
-    });
+    const { batches, c } = recording();
     const started = performance.now();
     expect(await c.submit('held', 30)).toBe('held');
     expect(performance.now() - started).toBeGreaterThanOrEqual(25);
@@ -166,11 +168,7 @@ describe('createGroupCommitter, held submissions', () => {
   });
 
   it('keeps the earliest hold of several', async () => {
-    const batches: string[][] = [];
-    const c = createGroupCommitter<string, string>((batch) => {
-      batches.push(batch);
-      return batch;
-    });
+    const { batches, c } = recording();
     const long = c.submit('long', 60_000);
     await c.submit('short', 10);
     await long;

@@ -46,6 +46,9 @@ function withoutIfNoneExist(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   return rest;
 }
 
+/** The resource a DELETE names (`Patient/12`), from its URL. */
+const deletedPath = (url: string): string => url.split('?')[0]!.replace(/^\//, '');
+
 /** A POST to the base: a Bundle of type transaction or batch, whatever its body holds. */
 const isBundlePost = (req: FhirRequest): boolean => req.method === 'POST' && (req.url.split('?')[0] ?? '').replace(/\/+/g, '') === '';
 
@@ -75,7 +78,7 @@ export async function createFhirHandler(opts: FhirHandlerOptions): Promise<FhirH
 
   function journalWrite(req: FhirRequest, resource: Resource | undefined): void {
     if (isBundlePost(req)) journalEntries(req.body as Bundle, resource as Bundle | undefined);
-    else if (req.method === 'DELETE') journal?.recordDeletion(req.url.split('?')[0]!.replace(/^\//, ''));
+    else if (req.method === 'DELETE') journal?.recordDeletion(deletedPath(req.url));
     else if (resource && 'id' in resource) journal?.record(resource);
   }
 
@@ -85,7 +88,7 @@ export async function createFhirHandler(opts: FhirHandlerOptions): Promise<FhirH
       const method = sent.entry?.[i]?.request?.method;
       const status = entry.response?.status ?? '';
       if (!/^2/.test(status) || !method) return;
-      if (method === 'DELETE') journal?.recordDeletion(sent.entry![i]!.request!.url.split('?')[0]!.replace(/^\//, ''));
+      if (method === 'DELETE') journal?.recordDeletion(deletedPath(sent.entry![i]!.request!.url));
       else if (entry.resource?.id && (status.startsWith('201') || method === 'PUT' || method === 'PATCH')) journal?.record(entry.resource);
     });
   }

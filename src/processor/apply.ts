@@ -8,7 +8,7 @@
 // the port can (EmrPort.claimAppointment), a new appointment and the unmapped records it names are claimed in
 // one EMR call, leaving what claiming them one by one (./apply-records.ts) would.
 import type { AppointmentEvent, DocumentEvent, PatientCreatedEvent, WebhookEvent } from '../contract/events.ts';
-import type { AppointmentClaim, AppointmentClaimed, EmrPort, EmrRecord } from '../emr/port.ts';
+import type { AppointmentClaim, AppointmentClaimed, AppointmentInput, EmrPort, EmrRecord } from '../emr/port.ts';
 import type { EntityLocks } from '../storage/entity-locks.ts';
 import type { MappingStore } from '../storage/mappings.ts';
 import type { MappingClaim } from '../storage/processing.ts';
@@ -65,6 +65,14 @@ function appointmentSnapshot(e: AppointmentEvent): AppointmentClaim['appointment
     occurredAt: e.occurredAt,
   };
 }
+
+/** The appointment's snapshot naming its participants by their EMR ids. */
+const appointmentInput = (e: AppointmentEvent, patient: { id: string }, doctor: { id: string }, location: { id: string }): AppointmentInput => ({
+  ...appointmentSnapshot(e),
+  patientId: patient.id,
+  practitionerId: doctor.id,
+  locationId: location.id,
+});
 
 /** The mapping of each record an appointment event names, where there is one. */
 type Mapped = Partial<Record<'patient' | 'doctor' | 'location' | 'appointment', string>>;
@@ -135,8 +143,7 @@ async function settleClaim(deps: ApplyDeps, out: Applied, e: AppointmentEvent, m
   const location = noteRecord(deps, out, 'location', e.location, l);
   const appointment = noteRecord(deps, out, 'appointment', e.appointment, a);
   // A record that already existed (found, not created by this call) gets this event's full snapshot.
-  if (!appointment.isNew)
-    await deps.emr.updateAppointment(appointment.id, { ...appointmentSnapshot(e), patientId: patient.id, practitionerId: doctor.id, locationId: location.id });
+  if (!appointment.isNew) await deps.emr.updateAppointment(appointment.id, appointmentInput(e, patient, doctor, location));
 }
 
 async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Applied): Promise<void> {
@@ -146,7 +153,7 @@ async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Appli
   const location = await findOrClaim(deps, out, 'location', e.location, () =>
     deps.emr.ensureLocation({ serviceId: e.location.serviceId, name: e.location.name }),
   );
-  const input = { ...appointmentSnapshot(e), patientId: patient.id, practitionerId: doctor.id, locationId: location.id };
+  const input = appointmentInput(e, patient, doctor, location);
   const appointment = await findOrClaim(deps, out, 'appointment', e.appointment, () => deps.emr.ensureAppointment(input));
   // A record that already existed (found, not created by this call) gets this event's full snapshot.
   if (!appointment.isNew) await deps.emr.updateAppointment(appointment.id, input);

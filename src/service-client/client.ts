@@ -9,7 +9,8 @@ import { DOCUMENT_PATHS, documentEnvelopeSchema, type DocumentRequest, type Docu
 import type { DocumentType } from '../contract/events.ts';
 import { createHttpAgent } from '../http/agent.ts';
 import { addTraceHeaders, inSpan } from '../tracing/spans.ts';
-import { classifyStatus, parseRetryAfter, ServiceCallError } from './errors.ts';
+import { parseRetryAfter } from '../work/retry-after.ts';
+import { classifyStatus, ServiceCallError } from './errors.ts';
 
 export interface ServiceClientOptions {
   baseUrl: string;

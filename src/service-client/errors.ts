@@ -4,8 +4,6 @@
 import { AppError } from '../errors.ts';
 import { isTransientStatus } from '../http/transient.ts';
 
-export { parseRetryAfter } from '../work/retry-after.ts';
-
 export class ServiceCallError extends AppError {
   constructor(
     opts: { code: string; message: string; retryable: boolean; field?: string; cause?: unknown },

@@ -2,7 +2,7 @@
 // (the service client's ServiceCallError carries it as retryAfterMs) is not called again sooner, whatever
 // the backoff says. Every queue that calls such a dependency (document sends, mapping posts) reads it here
 // and hands it to the retry rule (./retry-decision.ts), which waits the longer of the two. The EMR's FHIR client
-// reads the header here too, to wait before it sends a pushed-back call again.
+// reads the header here too: a pushed-back call's failure carries the wait asked for.
 
 /** An error that may carry the wait its dependency asked for, in ms. */
 interface WithRetryAfter {

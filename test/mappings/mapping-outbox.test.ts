@@ -2,7 +2,8 @@
 // succeeds, never sooner than the service's Retry-After; a refusal (409 mapping_conflict) parks it as dead with
 // one alert; the mappings the service took are pruned after RETENTION_EVENT_ID_DAYS, pending and dead ones never.
 import { describe, expect, it } from 'vitest';
-import { classifyStatus, parseRetryAfter, ServiceCallError } from '../../src/service-client/errors.ts';
+import { classifyStatus, ServiceCallError } from '../../src/service-client/errors.ts';
+import { parseRetryAfter } from '../../src/work/retry-after.ts';
 import { appointmentEvent, processorFixture } from '../support/processor-fixture.ts';
 
 const DAY = 24 * 60 * 60 * 1000;

@@ -1,6 +1,7 @@
 // How answers of the service are classified: what a retry can fix, what it cannot, and Retry-After.
 import { describe, expect, it } from 'vitest';
-import { classifyStatus, parseRetryAfter } from '../../src/service-client/errors.ts';
+import { classifyStatus } from '../../src/service-client/errors.ts';
+import { parseRetryAfter } from '../../src/work/retry-after.ts';
 
 describe('classifyStatus', () => {
   it.each([

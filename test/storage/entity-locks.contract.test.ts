@@ -87,6 +87,11 @@ describe.each(postgresOnly)('entity locks across replicas on $name', (engine) =>
   afterEach(async () => {
     await e?.close();
   });
+  /** The advisory locks granted now, and on how many connections. */
+  const advisoryHeld = () =>
+    e.query<{ n: number; connections: number }>(
+      "SELECT count(*) AS n, count(DISTINCT pid) AS connections FROM pg_locks WHERE locktype = 'advisory' AND granted",
+    );
 
   it('holds a key against another replica until the section ends', async () => {
     e = await engine.open();
@@ -108,9 +113,7 @@ describe.each(postgresOnly)('entity locks across replicas on $name', (engine) =>
     const other = await e.replica!();
     const log: string[] = [];
     const all = e.stores.locks.runAll(['patient:p', 'claim:doctor:d', 'claim:location:l'], async () => {
-      const held = await e.query<{ n: number; connections: number }>(
-        "SELECT count(*) AS n, count(DISTINCT pid) AS connections FROM pg_locks WHERE locktype = 'advisory' AND granted",
-      );
+      const held = await advisoryHeld();
       log.push(`all in: ${JSON.stringify(held)}`);
       await tick(60);
       log.push('all out');
@@ -127,9 +130,7 @@ describe.each(postgresOnly)('entity locks across replicas on $name', (engine) =>
     const log: string[] = [];
     const nested = e.stores.locks.run('patient:p', () =>
       e.stores.locks.run('claim:patient:p', async () => {
-        const held = await e.query<{ n: number; connections: number }>(
-          "SELECT count(*) AS n, count(DISTINCT pid) AS connections FROM pg_locks WHERE locktype = 'advisory' AND granted",
-        );
+        const held = await advisoryHeld();
         log.push(`inner in: ${JSON.stringify(held)}`);
         await tick(60);
         log.push('inner out');

@@ -49,6 +49,10 @@ const withinLimit = <T>(limit: AdaptiveLimit, call: () => Promise<T>): Promise<T
 
 const pathOnly = (path: string) => path.split('?')[0];
 
+/** A failed answer as the port's error: a transient status an outage (with the wait asked for, if any), any other a refusal. */
+export const statusFailure = (status: number, message: string, retryAfterMs?: number): EmrError =>
+  new EmrError(isTransientStatus(status) ? 'emr_unavailable' : 'emr_rejected', message, status, undefined, retryAfterMs);
+
 /**
  * What a call's span says of it: the resource type (a call to the base posts a transaction Bundle), and the record's
  * id when the path names one (`Patient/12`); never the query.
@@ -213,14 +217,7 @@ export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
     span.set({ 'http.response.status_code': res.statusCode });
     if (res.statusCode >= 400) {
       await res.body.dump();
-      const code = isTransientStatus(res.statusCode) ? 'emr_unavailable' : 'emr_rejected';
-      throw new EmrError(
-        code,
-        `document content answered ${res.statusCode}`,
-        res.statusCode,
-        undefined,
-        parseRetryAfter(res.headers['retry-after'], opts.clock.now()),
-      );
+      throw statusFailure(res.statusCode, `document content answered ${res.statusCode}`, parseRetryAfter(res.headers['retry-after'], opts.clock.now()));
     }
     const contentType = res.headers['content-type'];
     return contentBytes(await readCapped(res, opts.maxContentBytes), Array.isArray(contentType) ? contentType[0] : contentType);

@@ -5,11 +5,10 @@
 // every claimed type (./capabilities.ts); elsewhere the caller is told to claim the records one by one.
 import { randomUUID } from 'node:crypto';
 import type { Bundle, BundleEntry, Resource } from '@medplum/fhirtypes';
-import { isTransientStatus } from '../../http/transient.ts';
 import { EmrError } from '../errors.ts';
 import type { AppointmentClaim, AppointmentClaimed, EmrRecord, KnownRecord } from '../port.ts';
 import type { CapabilityCheck } from './capabilities.ts';
-import type { FhirHttp } from './http.ts';
+import { type FhirHttp, statusFailure } from './http.ts';
 import { appointmentWithActors, locationResource, patientResource, practitionerResource } from './mapping.ts';
 
 export interface AppointmentClaimDeps {
@@ -65,12 +64,7 @@ function recordOf(entry: BundleEntry | undefined, resourceType: string): EmrReco
   const status = Number(/^\d{3}/.exec(entry?.response?.status ?? '')?.[0] ?? 0);
   const id = entry && (status === 200 || status === 201) ? idOf(entry, resourceType) : undefined;
   if (id) return { id, created: status === 201 };
-  if (status >= 400)
-    throw new EmrError(
-      isTransientStatus(status) ? 'emr_unavailable' : 'emr_rejected',
-      `the EMR refused the ${resourceType} of a transaction (${status})`,
-      status,
-    );
+  if (status >= 400) throw statusFailure(status, `the EMR refused the ${resourceType} of a transaction (${status})`);
   throw new EmrError('emr_unavailable', `the EMR's transaction response names no ${resourceType} record`);
 }
 

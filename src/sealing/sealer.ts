@@ -1,18 +1,19 @@
-// Sealing and opening one stored value. A sealed value is a compact JWE (RFC 7516: `dir`, AES-256-GCM, a random
+// Sealing and opening one stored value. A sealed value is a JWE (RFC 7516: `dir`, AES-256-GCM, a random
 // 96-bit IV per value) whose protected header carries the key id and `ctx`, the identity of the row it is
 // written to (`inbox_events/body/<eventId>`: table, column, key; identifiers only). JWE authenticates the
 // protected header as the cipher's associated data, so a value copied into another row opens only to be
-// refused as misplaced, and an altered one does not open at all. ./format.ts has the form, the prefix that
-// tells a sealed value from a clear one, and keyIdOf. With DATA_ENCRYPTION=off, createClearSealer writes in
+// refused as misplaced, and an altered one does not open at all. Text is sealed to the compact JWE; bytes to
+// the packed form of the same parts, about a quarter smaller (./format.ts has both forms, the prefix that tells a
+// sealed value from a clear one, keyIdOf and compactOf). With DATA_ENCRYPTION=off, createClearSealer writes in
 // clear through the same interface and still opens sealed values when it has their keys.
 //
 // The cipher is node:crypto's AES-256-GCM (OpenSSL), called synchronously: jose 6 writes and reads the same
 // values (tests check both ways), but on Node.js 24 it goes through WebCrypto, about 120 µs of main-thread CPU
-// per value against 15 to 25 here, which took the receiver to 0.57 and the processor to 0.63 of their speed without
+// per value against 10 to 20 here, which took the receiver to 0.57 and the processor to 0.63 of their speed without
 // sealing (docs/decisions.md, "Sealed values: the JWE format, node:crypto's AEAD").
 import { createCipheriv, createDecipheriv, type KeyObject, randomFillSync } from 'node:crypto';
 import { DataKeyMissingError, SealedValueInvalidError, SealedValueMisplacedError } from './errors.ts';
-import { headerOf, SEALED_PREFIX, type SealedParts, sealedText } from './format.ts';
+import { compact, IV_BYTES, packed, SEALED_PREFIX, type SealedParts, sealedParts, TAG_BYTES } from './format.ts';
 import type { DataKeySet } from './keys.ts';
 
 /** Synchronous: a value is sealed or opened in the step that writes or reads it (inside a better-sqlite3 transaction too). */
@@ -25,7 +26,7 @@ export interface Sealer {
   readonly keyIds: readonly string[];
   /** A text value for a text column: the sealed value, or (in clear) the text itself. */
   seal(plain: string, context: string): string;
-  /** A bytes value for a bytes column: the sealed value's ASCII bytes, or (in clear) the bytes themselves. */
+  /** A bytes value for a bytes column: the sealed value packed, or (in clear) the bytes themselves. */
   sealBytes(plain: Uint8Array, context: string): Buffer;
   /**
    * The plain bytes of a stored value read for `context` (as text or bytes, whichever its column gives). A
@@ -37,9 +38,6 @@ export interface Sealer {
   /** open, as UTF-8 text. */
   openText(stored: string | Uint8Array, context: string): string;
 }
-
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 
 /**
  * Fresh random IVs, drawn from the system's CSPRNG a few hundred at a time (one call per value cost more than
@@ -58,22 +56,25 @@ function createIvSource(): () => Buffer {
   };
 }
 
-/** The compact JWE of `plain` under `key`; `headerStart` is the protected header up to the context's value. */
-function encrypt(plain: Uint8Array, key: KeyObject, headerStart: string, context: string, iv: Buffer): string {
+/** The parts of `plain` sealed under `key`: `headerStart` is the protected header up to the context's value. */
+function encrypt(plain: Uint8Array, key: KeyObject, headerStart: string, context: string, iv: Buffer) {
   const header = Buffer.from(`${headerStart}${JSON.stringify(context)}}`).toString('base64url');
   const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
   // JWE's associated data: the ASCII of the encoded protected header.
   cipher.setAAD(Buffer.from(header, 'latin1'));
-  const ciphertext = Buffer.concat([cipher.update(plain), cipher.final()]);
-  return `${header}..${iv.toString('base64url')}.${ciphertext.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
+  const first = cipher.update(plain);
+  const rest = cipher.final();
+  return { header, iv, ciphertext: rest.length ? Buffer.concat([first, rest]) : first, tag: cipher.getAuthTag() };
 }
 
-/** The plaintext of a compact JWE whose shape headerOf checked; throws when authentication fails. */
+/** The plaintext of a sealed value whose shape sealedParts checked; throws when authentication fails. */
 function decrypt({ header, iv, ciphertext, tag }: SealedParts, key: KeyObject): Buffer {
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: TAG_BYTES });
+  const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
   decipher.setAAD(Buffer.from(header, 'latin1'));
-  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-  return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]);
+  decipher.setAuthTag(tag);
+  const first = decipher.update(ciphertext);
+  const rest = decipher.final();
+  return rest.length ? Buffer.concat([first, rest]) : first;
 }
 
 /** Contexts are identifiers: printable, no control characters, at most 512 characters. */
@@ -87,8 +88,7 @@ const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.
 const asBytes = (stored: string | Uint8Array): Buffer => (typeof stored === 'string' ? Buffer.from(stored, 'utf8') : asBuffer(stored));
 
 /** Opens a sealed value with `keys`: the checks in the order that names the right fault. */
-function openSealed(sealed: string, context: string, keys: DataKeySet | undefined): Buffer {
-  const parts = headerOf(sealed, context);
+function openSealed(parts: SealedParts, context: string, keys: DataKeySet | undefined): Buffer {
   const { kid, ctx } = parts;
   const key = keys?.get(kid);
   if (!key) throw new DataKeyMissingError(kid, context);
@@ -103,12 +103,12 @@ function openSealed(sealed: string, context: string, keys: DataKeySet | undefine
   return plain;
 }
 
-/** open for either sealer: a clear value as it is, a sealed one opened with `keys`. */
+/** open for either sealer: a clear value as it is, a sealed one (either form) opened with `keys`. */
 function openerWith(keys: DataKeySet | undefined): Sealer['open'] {
   return (stored, context) => {
     checkContext(context);
-    const sealed = sealedText(stored);
-    return sealed === undefined ? asBytes(stored) : openSealed(sealed, context, keys);
+    const parts = sealedParts(stored, context);
+    return parts === undefined ? asBytes(stored) : openSealed(parts, context, keys);
   };
 }
 
@@ -118,20 +118,26 @@ export function createSealer(keys: DataKeySet): Sealer {
   const nextIv = createIvSource();
   // The protected header `{alg, enc, kid, ctx}` in that order, up to the context's value: the same for every value.
   const headerStart = `{"alg":"dir","enc":"A256GCM","kid":${JSON.stringify(current.kid)},"ctx":`;
-  const sealOf = (plain: Uint8Array, context: string): string => {
+  const partsOf = (plain: Uint8Array, context: string) => {
     checkContext(context);
-    const sealed = encrypt(plain, current.key, headerStart, context, nextIv());
+    const parts = encrypt(plain, current.key, headerStart, context, nextIv());
     // The prefix is what tells sealed from clear: a header written otherwise must not pass for clear.
-    if (!sealed.startsWith(SEALED_PREFIX)) throw new Error('a protected header in an unexpected form');
-    return sealed;
+    if (!parts.header.startsWith(SEALED_PREFIX)) throw new Error('a protected header in an unexpected form');
+    return parts;
   };
   const open = openerWith(keys);
   return {
     sealing: true,
     currentKid: current.kid,
     keyIds: keys.kids,
-    seal: (plain, context) => sealOf(Buffer.from(plain, 'utf8'), context),
-    sealBytes: (plain, context) => Buffer.from(sealOf(plain, context), 'latin1'),
+    seal: (plain, context) => {
+      const { header, iv, ciphertext, tag } = partsOf(Buffer.from(plain, 'utf8'), context);
+      return compact(header, iv, ciphertext, tag);
+    },
+    sealBytes: (plain, context) => {
+      const { header, iv, ciphertext, tag } = partsOf(plain, context);
+      return packed(header, iv, ciphertext, tag);
+    },
     open,
     openText: (stored, context) => open(stored, context).toString('utf8'),
   };

@@ -9,7 +9,7 @@ export interface SealedColumn {
   table: string;
   column: string;
   key: string;
-  /** The column holds bytes (BLOB, bytea): a sealed value is stored as its text's bytes; else text. */
+  /** The column holds bytes (BLOB, bytea): a sealed value is stored packed (src/sealing/format.ts); else compact text. */
   bytes: boolean;
 }
 

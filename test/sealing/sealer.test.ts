@@ -5,7 +5,7 @@ import { randomBytes, webcrypto } from 'node:crypto';
 import { CompactEncrypt, compactDecrypt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { DataKeyMissingError, SealedValueInvalidError, SealedValueMisplacedError } from '../../src/sealing/errors.ts';
-import { keyIdOf } from '../../src/sealing/format.ts';
+import { compactOf, keyIdOf } from '../../src/sealing/format.ts';
 import { createClearSealer, createSealer } from '../../src/sealing/sealer.ts';
 import { keyMaterialOf, keySetOf } from './builders.ts';
 
@@ -134,14 +134,72 @@ describe('createSealer', () => {
   });
 });
 
-describe('the sealed value is standard compact JWE', () => {
+describe('bytes sealed to the packed form', () => {
+  const PDF = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(3000)]);
+  const DOC = 'outbox_documents/content/doc-1';
+
+  it("stores the compact form's parts as bytes: its header, then 22 bytes, the IV, the ciphertext and the tag", async () => {
+    const sealer = await sealerOf('k-1');
+    const sealed = sealer.sealBytes(PDF, DOC);
+    const header = compactOf(sealed).split('.')[0]!;
+    expect(sealed.toString('latin1', 0, header.length + 2)).toBe(`${header}.~`);
+    expect(sealed.length).toBe(header.length + 2 + 4 + 12 + PDF.length + 16);
+    expect(sealed.length).toBeLessThan(compactOf(sealed).length * 0.8);
+    expect(keyIdOf(sealed)).toBe('k-1');
+  });
+
+  it('refuses a packed value cut short as malformed, wherever it is cut', async () => {
+    const sealer = await sealerOf('k-1');
+    const sealed = sealer.sealBytes(PDF, DOC);
+    const markAt = sealed.indexOf('.~');
+    for (const length of [sealed.length - 1, sealed.length - 17, markAt + 40, markAt + 4, markAt + 1, 30]) {
+      const err = thrown(() => sealer.open(sealed.subarray(0, length), DOC));
+      expect(err, `cut at ${length}`).toMatchObject({ code: 'sealed_value_invalid', fault: 'malformed' });
+    }
+  });
+
+  it('refuses a packed value with a byte changed in its IV, its ciphertext or its tag as altered, in its length as malformed', async () => {
+    const sealer = await sealerOf('k-1');
+    const sealed = sealer.sealBytes(PDF, DOC);
+    const ivAt = sealed.indexOf('.~') + 6;
+    const changedAt = (index: number) => {
+      const copy = Buffer.from(sealed);
+      copy[index] = copy[index]! ^ 1;
+      return copy;
+    };
+    for (const index of [ivAt + 3, ivAt + 12 + 100, sealed.length - 5])
+      expect(
+        thrown(() => sealer.open(changedAt(index), DOC)),
+        `changed at ${index}`,
+      ).toMatchObject({ fault: 'altered' });
+    expect(thrown(() => sealer.open(changedAt(ivAt - 2), DOC))).toMatchObject({ fault: 'malformed' });
+  });
+
+  it('still opens a compact value stored as bytes (written before the packed form)', async () => {
+    const sealer = await sealerOf('k-1');
+    const stored = Buffer.from(sealer.seal(BODY, CTX), 'latin1');
+    expect(sealer.openText(stored, CTX)).toBe(BODY);
+  });
+
+  it('has no compact form for a clear value', () => {
+    expect(() => compactOf(BODY)).toThrow(TypeError);
+  });
+});
+
+describe('the sealed value is standard JWE', () => {
   /** The key of `kid` as jose (WebCrypto) takes it. */
   const joseKey = (kid: string) => webcrypto.subtle.importKey('raw', Buffer.from(keyMaterialOf(kid), 'base64url'), 'AES-GCM', false, ['encrypt', 'decrypt']);
 
-  it('opens with jose, the header authenticated, a text and a 1 MB value alike', async () => {
+  it('opens with jose, the header authenticated: text as it is stored, bytes once compactOf gives their compact form', async () => {
     const sealer = await sealerOf('k-1');
-    for (const plain of [Buffer.from(BODY), randomBytes(1024 * 1024)]) {
-      const opened = await compactDecrypt(Buffer.from(await sealer.sealBytes(plain, CTX)).toString('latin1'), await joseKey('k-1'));
+    const big = randomBytes(1024 * 1024);
+    const cases: [string, Buffer][] = [
+      [sealer.seal(BODY, CTX), Buffer.from(BODY)],
+      [compactOf(sealer.sealBytes(Buffer.from(BODY), CTX)), Buffer.from(BODY)],
+      [compactOf(sealer.sealBytes(big, CTX)), big],
+    ];
+    for (const [value, plain] of cases) {
+      const opened = await compactDecrypt(value, await joseKey('k-1'));
       expect(Buffer.from(opened.plaintext).equals(plain)).toBe(true);
       expect(opened.protectedHeader).toEqual({ alg: 'dir', enc: 'A256GCM', kid: 'k-1', ctx: CTX });
     }

@@ -179,15 +179,15 @@ describe.each(engines)('the quarantine on $name', (engine) => {
   it('refuses what would take the stored bodies past the capacity, keeping nothing of it', async () => {
     await open();
     const first = entry(100_000);
-    expect(await e.quarantine.admit(first, 300_000)).toBe('stored');
+    expect(await e.quarantine.admit(first, 250_000)).toBe('stored');
     const { bytes } = await e.quarantine.usage();
     const second = entry(200_000);
-    expect(await e.quarantine.admit(second, 300_000)).toBe('full');
+    expect(await e.quarantine.admit(second, 250_000)).toBe('full');
     expect(await e.quarantine.get(second.eventId)).toBeUndefined();
     expect(await e.quarantine.usage()).toEqual({ events: 1, bytes });
     // Room again once the first is dismissed (its body dropped).
     expect(await e.quarantine.dismiss(first.eventId, 'sent again smaller', 'ops')).toBe(true);
-    expect(await e.quarantine.admit(second, 300_000)).toBe('stored');
+    expect(await e.quarantine.admit(second, 250_000)).toBe('stored');
   });
 
   it('applies an event into the inbox once, as if received now, only when the limit lets it in', async () => {
@@ -320,7 +320,7 @@ describe.each(engines.filter((x) => x.name === 'postgres'))('the quarantine shar
   it('lets two replicas fill the last room once: one admission is kept, the other is full', async () => {
     e = await engine.open(await sealerOf('k-a'));
     const [a, b] = [entry(100_000), entry(100_000)];
-    const outcomes = await Promise.all([e.quarantine.admit(a, 250_000), e.replica!.admit(b, 250_000)]);
+    const outcomes = await Promise.all([e.quarantine.admit(a, 150_000), e.replica!.admit(b, 150_000)]);
     expect(outcomes.sort()).toEqual(['full', 'stored']);
     expect((await e.quarantine.usage()).events).toBe(1);
   });

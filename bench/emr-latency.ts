@@ -17,7 +17,8 @@
 // Settings: BENCH_EMR_APPOINTMENTS (2000), BENCH_EMR_DELAYS (0,50,200), BENCH_EMR_RUNS (fhir,hl7,no-transactions,429:
 // which runs), BENCH_EMR_RUN_SECONDS (90: a run still going then is stopped and reported as such),
 // BENCH_EMR_MAX_CONCURRENCY (32), BENCH_EMR_HL7_CONNECTIONS (HL7_SEND_CONNECTIONS; unset: the adapter's default),
-// BENCH_EMR_DELIVERY (bench or simulator). An HL7 v2 EMR's bound is its MLLP links (one message each at a time) in
+// BENCH_EMR_DELIVERY (bench or simulator), BENCH_HL7_NOTIFY_CONNECTIONS (8: the connections the HL7 EMR notifies
+// the adapter over). An HL7 v2 EMR's bound is its MLLP links (one message each at a time) in
 // EMR_MAX_CONCURRENCY's place, as /admin/status gives both.
 import { STALL_MS } from './support/drain.ts';
 import { type Backlog, type EmrKind, type LatencyStack, PAUSE_AFTER, type Sender, startLatencyStack, waitUntil } from './support/emr-latency-stack.ts';

@@ -20,7 +20,8 @@
 //    read every 2.5 % of the run. Target: RSS at the end <= 1.5 x RSS at 10 %.
 //
 // Parts 1 and 2 run BENCH_ROUNDS times (3 by default), the adapter and the baselines in alternating order, each
-// adapter round on a fresh system; the table gives medians and the median of the rounds' ratios.
+// adapter round on a fresh system; the table gives medians and the median of the rounds' ratios. The EMR sends its
+// feeds and documents over BENCH_HL7_NOTIFY_CONNECTIONS connections (1 by default; `--notify-connections`).
 import { Hl7Client } from '@medplum/hl7';
 import type { Hl7Message } from '@medplum/core';
 import { systemClock } from '../src/clock.ts';

@@ -24,6 +24,13 @@ import { type LatencyProxy, startHttpLatencyProxy, startMllpLatencyProxy } from 
 import { runLoad } from './load.ts';
 
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'silent';
+/**
+ * Connections the bundled HL7 EMR sends its notifications over (`emr-bridge hl7-emr --notify-connections`): 8, as
+ * many as the adapter's send links there (../emr-latency.ts), an engine with that many queue threads each way. Over
+ * one, after a backlog of 2,000 appointments the feed ran 5 s behind the last event applied (the adapter commits
+ * each message before its AA, one at a time per connection); over 8, 0.5 s.
+ */
+const HL7_NOTIFY_CONNECTIONS = process.env.BENCH_HL7_NOTIFY_CONNECTIONS ?? '8';
 const ADMIN_TOKEN = 'bench-emr-latency-admin-0001';
 const DOCTORS = 10;
 const LOCATIONS = 3;
@@ -158,7 +165,7 @@ async function started(child: Promise<Child>, closers: Closers): Promise<Child> 
 
 async function startEmr(opts: StackOptions, notify: string, closers: Closers): Promise<{ emrUrl: string; target: string; pid: number }> {
   if (opts.emr === 'hl7') {
-    const emr = await started(startChild(['bin/run-ts.js', 'bench/support/bundled-emr-process.ts', 'hl7', notify]), closers);
+    const emr = await started(startChild(['bin/run-ts.js', 'bench/support/bundled-emr-process.ts', 'hl7', notify, HL7_NOTIFY_CONNECTIONS]), closers);
     const mllp = /^mllp on (mllp:\/\/\S+)$/m.exec(emr.output())?.[1];
     if (!mllp) throw new Error(`the HL7 EMR named no MLLP address:\n${emr.output()}`);
     return { emrUrl: emr.url, target: mllp, pid: emr.proc.pid! };

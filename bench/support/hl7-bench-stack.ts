@@ -21,6 +21,8 @@ const KEY_ID = 'key_bench_hl7_0001';
 const SECRET = 'whsec_bench_hl7_secret_0001';
 const ADMIN_TOKEN = 'bench-hl7-admin-token-0001';
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'silent';
+/** Connections the HL7 EMR sends its notifications and documents over (`emr-bridge hl7-emr --notify-connections`). */
+const NOTIFY_CONNECTIONS = process.env.BENCH_HL7_NOTIFY_CONNECTIONS ?? '1';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -59,9 +61,12 @@ export interface EmrChild {
 
 type Distribute<T> = T extends unknown ? Omit<T, 'id'> : never;
 
-/** The bundled HL7 EMR in a process of its own; `notify` is where its feeds and documents go (none: nowhere). */
+/**
+ * The bundled HL7 EMR in a process of its own; `notify` is where its feeds and documents go (none: nowhere), over
+ * BENCH_HL7_NOTIFY_CONNECTIONS connections (default 1).
+ */
 export function startEmrChild(notify?: string): Promise<EmrChild> {
-  const proc: ChildProcess = spawn(process.execPath, ['bin/run-ts.js', 'bench/support/hl7-emr-process.ts', ...(notify ? [notify] : [])], {
+  const proc: ChildProcess = spawn(process.execPath, ['bin/run-ts.js', 'bench/support/hl7-emr-process.ts', ...(notify ? [notify, NOTIFY_CONNECTIONS] : [])], {
     cwd: ROOT,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

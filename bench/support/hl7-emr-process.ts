@@ -2,9 +2,9 @@
 // own for the HL7 benchmark (../hl7.ts), driven over IPC rather than its HTTP control API: a 1 MB PDF filed
 // through the control API would be 1.4 MB of JSON parsed in this process per document, which is the
 // benchmark's cost, not the EMR's.
-// Run: node bin/run-ts.js bench/support/hl7-emr-process.ts [mllp://host:port to notify]; started with an IPC
-// channel (./hl7-emr-child.ts), it sends { listening: url } once it listens, then answers each request with
-// { id, ... }.
+// Run: node bin/run-ts.js bench/support/hl7-emr-process.ts [mllp://host:port to notify [connections to it, default
+// 1]]; started with an IPC channel (./hl7-emr-child.ts), it sends { listening: url } once it listens, then
+// answers each request with { id, ... }.
 import { randomBytes } from 'node:crypto';
 import { startHl7Emr } from '../../src/hl7-emr/server.ts';
 import { silentLogger } from '../../src/logger.ts';
@@ -28,8 +28,14 @@ export interface EmrCounts {
   pending: number;
 }
 
-const notify = process.argv[2];
-const emr = await startHl7Emr({ port: 0, ...(notify ? { notify } : {}), retry: { baseMs: 50, maxMs: 500 }, logger: silentLogger() });
+const [notify, connections] = process.argv.slice(2);
+const emr = await startHl7Emr({
+  port: 0,
+  ...(notify ? { notify } : {}),
+  ...(connections ? { notifyConnections: Number(connections) } : {}),
+  retry: { baseMs: 50, maxMs: 500 },
+  logger: silentLogger(),
+});
 
 const pdfs = new Map<string, Buffer[]>();
 function pdfsOf(bytes: number, variants: number): Buffer[] {

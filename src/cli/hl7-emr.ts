@@ -2,6 +2,7 @@
 // the adapter's HL7 tests). Prints `listening on mllp://…` first, then logs; stops on SIGTERM.
 import { loadConfig } from '../config.ts';
 import { ValidationError } from '../errors.ts';
+import { MAX_NOTIFY_CONNECTIONS } from '../hl7-emr/notifier.ts';
 import { parseMllpUrl, startHl7Emr } from '../hl7-emr/server.ts';
 import { createLogger } from '../logger.ts';
 import { parse, portOption, UsageError } from './args.ts';
@@ -26,12 +27,20 @@ function notifyOption(value: string | undefined): string | undefined {
   return value;
 }
 
+function notifyConnections(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = /^\d{1,2}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= 1 && n <= MAX_NOTIFY_CONNECTIONS)) throw new UsageError(`--notify-connections must be 1..${MAX_NOTIFY_CONNECTIONS}, got ${value}`);
+  return n;
+}
+
 export async function hl7EmrCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, SPECS['hl7-emr']);
   if (values.host === '') throw new UsageError('--host must not be empty');
   const port = Number(portOption(values.port) ?? 6661);
   const control = controlPort(values['control-port']);
   const notify = notifyOption(values.notify);
+  const connections = notifyConnections(values['notify-connections']);
   // --host, else HOST, else loopback; HL7_ASSIGNING_AUTHORITY read as the adapter reads it.
   const config = loadConfig({ HOST: values.host, EMR_PROTOCOL: 'hl7v2' }, 'tools');
   const assigningAuthority = config.emr.protocol === 'hl7v2' ? config.emr.settings.assigningAuthority : 'SERVICE';
@@ -44,6 +53,7 @@ export async function hl7EmrCommand(argv: string[]): Promise<number> {
     assigningAuthority,
     logger,
     ...(notify ? { notify } : {}),
+    ...(connections !== undefined ? { notifyConnections: connections } : {}),
     ...(control !== undefined ? { controlPort: control } : {}),
     ...(dataFile ? { dataFile } : {}),
   });
@@ -53,6 +63,6 @@ export async function hl7EmrCommand(argv: string[]): Promise<number> {
     (m) => logger.info(m),
   );
   out.announce(`listening on ${emr.url}`);
-  logger.info({ notify: notify ?? null, controlUrl: emr.controlUrl ?? null, assigningAuthority }, 'HL7 EMR ready');
+  logger.info({ notify: notify ?? null, notifyConnections: connections ?? 1, controlUrl: emr.controlUrl ?? null, assigningAuthority }, 'HL7 EMR ready');
   return stopped;
 }

@@ -88,6 +88,12 @@ export const SPECS = {
       port: { type: 'string', value: 'N', help: 'MLLP port to listen on (0 picks a free one)', default: '6661' },
       host: hostOption,
       notify: { type: 'string', value: 'URL', help: 'mllp://host:port to send its ADT/SIU notifications and filed documents to', default: 'none sent' },
+      'notify-connections': {
+        type: 'string',
+        value: 'N',
+        help: "connections to --notify sending at once (1..16); one patient's or appointment's messages stay in order",
+        default: '1',
+      },
       'control-port': { type: 'string', value: 'N', help: 'port of its HTTP control API (/_emr/: patients, appointments, documents, faults)', default: 'none' },
       'data-file': {
         type: 'string',

@@ -1,6 +1,7 @@
 // Filing documents on request (fileDocument, fileLabResult, POST /_emr/documents): the patient found by
 // the service's id or by MRN, the message built (MDM^T02 with TXA-2 `<type code>^<label>`, or ORU^R01) and
-// queued for the notify target like any notification. Returns the document id (TXA-12 / OBR-3).
+// queued for the notify target like any notification, keyed by the patient (outbound.ts), so that over several
+// notify connections one patient's documents keep their order. Returns the document id (TXA-12 / OBR-3).
 import { randomBytes } from 'node:crypto';
 import { AppError, NotFoundError, ValidationError } from '../errors.ts';
 import type { DocumentPatient, DocumentRequest, EmrPatient, LabResultRequest } from './model.ts';

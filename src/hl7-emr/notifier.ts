@@ -1,13 +1,17 @@
-// Sends the EMR's queued messages to its notify target over one MLLP client connection (@medplum/hl7's
-// Hl7Client): one at a time, oldest first, each waiting for its acknowledgment. Anything but AA (AE, AR, no
-// answer in time, a closed or refused connection) leaves the message at the head of the queue and it is sent
-// again, the same message, after a backoff that doubles up to a ceiling: never dropped, never overtaken. A
-// broken connection is dropped and made again on the next try.
+// Sends the EMR's queued messages to its notify target over MLLP client connections (@medplum/hl7's
+// Hl7Client), one per lane (`connections`, default 1; ./lanes.ts puts each message on the lane of its key, so
+// one patient's or one appointment's messages keep their order). Each lane sends one message at a time, oldest
+// first, each waiting for its acknowledgment. Anything but AA (AE, AR, no answer in time, a closed or refused
+// connection) leaves the message at the head of its lane and it is sent again, the same message, after a
+// backoff that doubles up to a ceiling: never dropped, never overtaken within its lane, while the other lanes
+// go on. A broken connection is dropped and made again on the next try. With one lane: one connection, one
+// message at a time, in queue order.
 import { setTimeout as delay } from 'node:timers/promises';
 import { Hl7Message } from '@medplum/core';
 import { Hl7Client, type Hl7Connection } from '@medplum/hl7';
 import type { Logger } from '../logger.ts';
 import { componentOf } from './hl7-text.ts';
+import { createLanes } from './lanes.ts';
 import type { EmrState, QueuedMessage } from './state.ts';
 
 export interface NotifierOptions {
@@ -18,7 +22,11 @@ export interface NotifierOptions {
   ackTimeoutMs?: number;
   /** Backoff after a failed try: baseMs, doubling, at most maxMs (defaults 500 ms and 30 s). */
   retry?: { baseMs?: number; maxMs?: number };
+  /** How many connections (lanes) to send over, 1 to MAX_NOTIFY_CONNECTIONS; default 1. */
+  connections?: number;
 }
+
+export const MAX_NOTIFY_CONNECTIONS = 16;
 
 export interface Notifier {
   /** Something was queued: send it when its turn comes. */
@@ -28,18 +36,16 @@ export interface Notifier {
 
 class NotAcknowledged extends Error {}
 
-export function startNotifier(opts: NotifierOptions): Notifier {
-  const ackTimeoutMs = opts.ackTimeoutMs ?? 10_000;
-  const baseMs = opts.retry?.baseMs ?? 500;
-  const maxMs = opts.retry?.maxMs ?? 30_000;
-  const client = new Hl7Client({ host: opts.target.host, port: opts.target.port, connectTimeout: Math.min(ackTimeoutMs, 10_000) });
-  const stopping = new AbortController();
-  let wake: (() => void) | undefined;
+/** One connection to the target, one message at a time. */
+interface Link {
+  /** Sends `m` and resolves when it is acknowledged AA; throws otherwise (and drops the connection if it broke). */
+  deliver(m: QueuedMessage): Promise<void>;
+  /** Closes the connection (it is made again at the next delivery). */
+  drop(): Promise<void>;
+}
 
-  const idle = () =>
-    new Promise<void>((resolve) => {
-      wake = resolve;
-    });
+function openLink(target: NotifierOptions['target'], ackTimeoutMs: number, stopping: AbortSignal): Link {
+  const client = new Hl7Client({ host: target.host, port: target.port, connectTimeout: Math.min(ackTimeoutMs, 10_000) });
 
   // Hl7Client.close() must not run twice at once: the second strips the socket's listeners, and the first
   // then waits for a 'close' it will never hear. Every close goes through here, one at a time.
@@ -52,13 +58,12 @@ export function startNotifier(opts: NotifierOptions): Notifier {
         closing = undefined;
       }));
 
-  /** Sends `m` and resolves when it is acknowledged AA; throws otherwise. */
   async function deliver(m: QueuedMessage): Promise<void> {
     let ack: Hl7Message;
     try {
-      const connection = await unlessStopped(client.connect(), stopping.signal);
+      const connection = await unlessStopped(client.connect(), stopping);
       if (connection.isClosed()) throw new Error('connection closed');
-      ack = await acknowledgment(connection, Hl7Message.parse(m.text), ackTimeoutMs, stopping.signal);
+      ack = await acknowledgment(connection, Hl7Message.parse(m.text), ackTimeoutMs, stopping);
     } catch (err) {
       // Not connected, no answer, or the line broke: this connection is done with.
       await dropConnection();
@@ -68,25 +73,56 @@ export function startNotifier(opts: NotifierOptions): Notifier {
     if (code !== 'AA') throw new NotAcknowledged(`answered ${code || 'without MSA-1'}${errText(ack)}`);
   }
 
-  async function run(): Promise<void> {
+  return { deliver, drop: dropConnection };
+}
+
+export function startNotifier(opts: NotifierOptions): Notifier {
+  const connections = opts.connections ?? 1;
+  if (!Number.isInteger(connections) || connections < 1 || connections > MAX_NOTIFY_CONNECTIONS)
+    throw new RangeError(`connections must be 1 to ${MAX_NOTIFY_CONNECTIONS}, got ${connections}`);
+  const ackTimeoutMs = opts.ackTimeoutMs ?? 10_000;
+  const baseMs = opts.retry?.baseMs ?? 500;
+  const maxMs = opts.retry?.maxMs ?? 30_000;
+  const stopping = new AbortController();
+  const lanes = createLanes(connections);
+  // What is queued now, oldest first, then each message as it is committed: each dispatched once.
+  for (const m of opts.state.queued()) lanes.dispatch(m);
+  const unsubscribe = opts.state.onQueued((m) => lanes.dispatch(m));
+  const links = Array.from({ length: connections }, () => openLink(opts.target, ackTimeoutMs, stopping.signal));
+  const wakers: ((() => void) | undefined)[] = [];
+
+  const idle = (lane: number) =>
+    new Promise<void>((resolve) => {
+      wakers[lane] = resolve;
+    });
+  const wake = (lane: number) => {
+    wakers[lane]?.();
+    wakers[lane] = undefined;
+  };
+
+  /** One lane: its line's head, sent until acknowledged AA, then the next; a failure backs off this lane only. */
+  async function run(lane: number): Promise<void> {
+    const link = links[lane]!;
+    const where = connections > 1 ? { lane } : {};
     let failures = 0;
     while (!stopping.signal.aborted) {
-      const head = opts.state.head();
+      const head = lanes.head(lane);
       if (!head) {
-        await idle();
+        await idle(lane);
         continue;
       }
       try {
-        await deliver(head);
+        await link.deliver(head);
         opts.state.commit({ delivered: [head.id] });
-        opts.logger.info({ type: head.type, controlId: head.id }, 'notification acknowledged');
+        lanes.delivered(lane);
+        opts.logger.info({ type: head.type, controlId: head.id, ...where }, 'notification acknowledged');
         failures = 0;
       } catch (err) {
         if (stopping.signal.aborted) break;
         failures++;
         const waitMs = Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 30));
         opts.logger.warn(
-          { type: head.type, controlId: head.id, attempt: failures, retryInMs: waitMs, err: (err as Error).message },
+          { type: head.type, controlId: head.id, ...where, attempt: failures, retryInMs: waitMs, err: (err as Error).message },
           'notification not acknowledged',
         );
         await delay(waitMs, undefined, { signal: stopping.signal }).catch(() => undefined);
@@ -94,17 +130,17 @@ export function startNotifier(opts: NotifierOptions): Notifier {
     }
   }
 
-  const running = run();
+  const running = Promise.all(links.map((_link, lane) => run(lane)));
   return {
     kick() {
-      wake?.();
-      wake = undefined;
+      for (let lane = 0; lane < connections; lane++) wake(lane);
     },
     async close() {
       stopping.abort();
-      wake?.();
+      unsubscribe();
+      for (let lane = 0; lane < connections; lane++) wake(lane);
       await running;
-      await dropConnection();
+      await Promise.all(links.map((link) => link.drop()));
     },
   };
 }

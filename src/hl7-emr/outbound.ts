@@ -1,7 +1,9 @@
 // The messages the bundled EMR sends to its notify target: ADT^A28/A31 for a new or changed patient,
 // SIU^S12–S15 for a new or changed appointment (SCH-1 the service's id, SCH-2 the EMR's filler id), and the
 // documents it files, MDM^T02 and ORU^R01 with the PDF base64 in an OBX of type ED. Each is built once, its
-// MSH-10 fixed, and queued as text: a retry sends exactly the same message.
+// MSH-10 fixed, and queued as text: a retry sends exactly the same message. Each carries the key of what it is
+// about (`appointment:<service id>` for SIU; `patient:<service id>`, else `patient-mrn:<MRN>`, for ADT and
+// documents): over several notify connections, one key's messages keep their order.
 import type { Clock } from '../clock.ts';
 import { EMR_AUTHORITY, type EmrAppointment, type EmrPatient } from './model.ts';
 import { components, hl7Time, message, repetitions, segment, segmentAt } from './hl7-text.ts';
@@ -34,17 +36,28 @@ function pid(ctx: OutboundContext, p: PatientIds) {
 
 const pv1 = () => segment('PV1', '1', 'N');
 
-function queued(ctx: OutboundContext, type: string, build: (header: { type: string; controlId: string; at: number }) => string): QueuedMessage {
+function queued(
+  ctx: OutboundContext,
+  type: string,
+  key: string | undefined,
+  build: (header: { type: string; controlId: string; at: number }) => string,
+): QueuedMessage {
   const controlId = ctx.nextControlId();
-  return { id: controlId, type, text: build({ type, controlId, at: ctx.clock.now() }) };
+  return { id: controlId, type, text: build({ type, controlId, at: ctx.clock.now() }), ...(key ? { key } : {}) };
+}
+
+/** The key of a patient's messages: by the service's id, else by the MRN (none when neither is known). */
+function patientKey(p: PatientIds): string | undefined {
+  if (p.serviceId) return `patient:${p.serviceId}`;
+  return p.mrn ? `patient-mrn:${p.mrn}` : undefined;
 }
 
 export function patientNotification(ctx: OutboundContext, trigger: 'A28' | 'A31', p: EmrPatient): QueuedMessage {
-  return queued(ctx, `ADT^${trigger}^ADT_A05`, (h) => message(h, segment('EVN', trigger, hl7Time(h.at)), pid(ctx, p), pv1()).toString());
+  return queued(ctx, `ADT^${trigger}^ADT_A05`, patientKey(p), (h) => message(h, segment('EVN', trigger, hl7Time(h.at)), pid(ctx, p), pv1()).toString());
 }
 
 export function appointmentNotification(ctx: OutboundContext, trigger: AppointmentTrigger, a: EmrAppointment, patient: PatientIds | undefined): QueuedMessage {
-  return queued(ctx, `SIU^${trigger}^SIU_S12`, (h) => {
+  return queued(ctx, `SIU^${trigger}^SIU_S12`, `appointment:${a.serviceId}`, (h) => {
     const sch = segmentAt('SCH', {
       1: components(a.serviceId, ctx.assigningAuthority),
       2: components(a.fillerId, EMR_AUTHORITY),
@@ -68,7 +81,7 @@ export interface FiledDocument {
 const ed = (pdf: Buffer) => components('', 'application', 'pdf', 'Base64', pdf.toString('base64'));
 
 export function documentMessage(ctx: OutboundContext, doc: FiledDocument, patient: PatientIds): QueuedMessage {
-  return queued(ctx, 'MDM^T02^MDM_T02', (h) => {
+  return queued(ctx, 'MDM^T02^MDM_T02', patientKey(patient), (h) => {
     const at = hl7Time(h.at);
     const txa = segmentAt('TXA', {
       1: '1',
@@ -85,7 +98,7 @@ export function documentMessage(ctx: OutboundContext, doc: FiledDocument, patien
 }
 
 export function labResultMessage(ctx: OutboundContext, doc: Omit<FiledDocument, 'filename'>, patient: PatientIds): QueuedMessage {
-  return queued(ctx, 'ORU^R01^ORU_R01', (h) => {
+  return queued(ctx, 'ORU^R01^ORU_R01', patientKey(patient), (h) => {
     const at = hl7Time(h.at);
     const obr = segmentAt('OBR', { 1: '1', 3: components(doc.documentId), 4: components('', doc.label), 7: at, 22: at, 25: 'F' });
     const obx = segmentAt('OBX', { 1: '1', 2: 'ED', 3: components(doc.typeCode, doc.label), 5: ed(doc.pdf), 11: 'F' });

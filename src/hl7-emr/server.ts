@@ -28,6 +28,11 @@ export interface Hl7EmrOptions {
   port?: number;
   /** `mllp://host:port`: where notifications and documents go; absent: none are sent. */
   notify?: string;
+  /**
+   * How many connections to `notify` carry them at once (1 to 16; default 1: one message at a time, in queue
+   * order). Each message goes on the connection of the entity it is about, so one entity's stay in order.
+   */
+  notifyConnections?: number;
   /** JSON-lines file that keeps patients, appointments, applied MSH-10s and the send queue across restarts. */
   dataFile?: string;
   /** Port of the HTTP control API (/_emr/); absent: no control API. */
@@ -138,6 +143,7 @@ export async function startHl7Emr(opts: Hl7EmrOptions): Promise<RunningHl7Emr> {
         logger: opts.logger,
         ...(opts.ackTimeoutMs !== undefined ? { ackTimeoutMs: opts.ackTimeoutMs } : {}),
         ...(opts.retry ? { retry: opts.retry } : {}),
+        ...(opts.notifyConnections !== undefined ? { connections: opts.notifyConnections } : {}),
       })
     : undefined;
   const stopping = new AbortController();

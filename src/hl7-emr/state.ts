@@ -13,6 +13,11 @@ export interface QueuedMessage {
   /** MSH-9, for logs. */
   type: string;
   text: string;
+  /**
+   * The entity it is about (`patient:<id>`, `appointment:<id>`): with several notify connections, messages
+   * with one key keep their order. Absent in data files written before it: those share one lane.
+   */
+  key?: string;
 }
 
 /** One commit: everything one received message (or one filed document) changes. */
@@ -36,8 +41,10 @@ export interface EmrState {
   nextMrn(): string;
   nextFillerId(): string;
   commit(c: Commit): void;
-  /** The oldest message not yet delivered. */
-  head(): QueuedMessage | undefined;
+  /** The messages not yet delivered, oldest first. */
+  queued(): QueuedMessage[];
+  /** Calls `listener` with each message queued from now on, once it is committed; returns the unsubscribe. */
+  onQueued(listener: (m: QueuedMessage) => void): () => void;
   pending(): number;
   received(): ReceivedMessage[];
   recordReceived(r: ReceivedMessage): void;
@@ -54,6 +61,7 @@ export function createEmrState(dataFile?: string): EmrState {
   const applied = new Set<string>();
   const queue = new Map<string, QueuedMessage>();
   const received: ReceivedMessage[] = [];
+  const listeners = new Set<(m: QueuedMessage) => void>();
   let lastMrn = 0;
   let lastFiller = 0;
 
@@ -101,8 +109,13 @@ export function createEmrState(dataFile?: string): EmrState {
       // Written first: what is acknowledged is on disk.
       if (dataFile) appendFileSync(dataFile, `${JSON.stringify(c)}\n`);
       apply(c);
+      for (const m of c.queued ?? []) for (const listener of listeners) listener(m);
     },
-    head: () => queue.values().next().value,
+    queued: () => [...queue.values()],
+    onQueued(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     pending: () => queue.size,
     received: () => received.map((r) => ({ ...r })),
     recordReceived(r) {

@@ -98,6 +98,8 @@ export interface NotifyTarget {
   url: string;
   /** Everything it was sent, repeats included, in order. */
   received: Hl7Message[];
+  /** For each of `received`, the connection it came on (0 for the first connection made, 1 for the next, …). */
+  receivedOn: number[];
   /** How it answers the n-th message (0-based) it receives; AA unless told. */
   answer: (msg: Hl7Message, n: number) => TargetAnswer;
   close(): Promise<void>;
@@ -118,14 +120,16 @@ export async function freePort(): Promise<number> {
  */
 export async function startTarget(port = 0): Promise<NotifyTarget> {
   const sockets = new Set<import('node:net').Socket>();
-  const target: NotifyTarget = { port: 0, url: '', received: [], answer: () => 'AA', close: async () => undefined };
+  const target: NotifyTarget = { port: 0, url: '', received: [], receivedOn: [], answer: () => 'AA', close: async () => undefined };
+  let accepted = 0;
   const server: Server = createServer((socket) => {
+    const connectionNo = accepted++;
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     const connection = new Hl7Connection(socket);
     connection.addEventListener('message', ({ message }: Hl7MessageEvent) => {
-      const n = target.received.push(message) - 1;
-      const code = target.answer(message, n);
+      target.receivedOn.push(connectionNo);
+      const code = target.answer(message, target.received.push(message) - 1);
       if (code !== 'none') connection.send(message.buildAck({ ackCode: code }));
     });
   });

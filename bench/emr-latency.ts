@@ -9,7 +9,8 @@
 // is delivered at once as after an outage: by this process, signed with the subscription's secret, 16 at a time,
 // since the simulator's resume sends one at a time (BENCH_EMR_DELIVERY=simulator: by the simulator's resume).
 // Measured from the first backlog event received to the last one applied (the adapter's database): events/s, EMR
-// calls per event and calls in flight (the proxy), the mapping lag (last event applied to last mapping posted), and
+// calls per event and calls in flight (at the proxy; beside it the mean of the adapter's own count, read every
+// 250 ms: the difference is calls in transit between the two), the mapping lag (last event applied to last mapping posted), and
 // the rate against the bound EMR_MAX_CONCURRENCY / (calls per event x latency). Each run is then checked
 // (./support/emr-state-checks.ts). Runs: FHIR and HL7 at each delay; FHIR at 50 ms with transactions off; FHIR at
 // 50 ms with every third call answered 429 Retry-After: 1 by the proxy (events/s per 2 s window beside the
@@ -68,6 +69,8 @@ interface Result {
   bound?: number;
   /** What the adapter said it may have in flight: EMR_MAX_CONCURRENCY, or HL7 v2 MLLP links. */
   concurrency?: number;
+  /** The mean of the adapter's emr_bridge_emr_calls_in_flight read during the run (undefined: it has none). */
+  adapterInFlight?: number;
   /** Seconds from the last event applied to the last mapping posted; undefined: the backlog was not empty in time. */
   mappingLagS?: number;
   dead: number;
@@ -95,44 +98,67 @@ async function stackFor(s: Scenario): Promise<{ stack: LatencyStack; label: stri
   return { stack: await startLatencyStack({ emr: s.emr, maxConcurrency: MAX_CONCURRENCY, settings, fhirServerFlags }), label: s.label };
 }
 
-/** The value of a gauge in the adapter's /metrics (summed over its labels); undefined when it has none. */
-async function gauge(adapterUrl: string, name: string): Promise<number | undefined> {
+/** The values of gauges in the adapter's /metrics, one read (each summed over its labels; undefined: not there). */
+async function gauges<N extends string>(adapterUrl: string, names: readonly N[]): Promise<Record<N, number | undefined>> {
   const text = (await (await fetch(`${adapterUrl}/metrics`)).text()).split('\n');
-  const values = text.filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`)).map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
-  return values.length ? values.reduce((a, b) => a + b, 0) : undefined;
+  const summed = (name: string) => {
+    const values = text.filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`)).map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
+    return values.length ? values.reduce((a, b) => a + b, 0) : undefined;
+  };
+  return Object.fromEntries(names.map((n) => [n, summed(n)])) as Record<N, number | undefined>;
 }
+
+const gauge = async (adapterUrl: string, name: string): Promise<number | undefined> => (await gauges(adapterUrl, [name]))[name];
+
+/**
+ * How often the adapter's own count of EMR calls in flight is read during a run: the proxy counts a call from its
+ * arrival there to its answer leaving; the adapter from taking a slot of the limit to reading the answer, so the
+ * difference is the time calls spend in transit between them (event loops, the scheduler of a shared machine).
+ */
+const IN_FLIGHT_EVERY_MS = 250;
 
 /**
  * Waits until every backlog event is final (applied, discarded, dead), none has finished for STALL_MS, or the run's
  * time is up. `sampleGauge`: the adapter's EMR concurrency read every window meanwhile.
  */
-async function drain(stack: LatencyStack, backlog: Backlog, sampleGauge: boolean): Promise<{ stopped?: string; concurrency: { at: number; value: number }[] }> {
+async function drain(
+  stack: LatencyStack,
+  backlog: Backlog,
+  sampleGauge: boolean,
+): Promise<{ stopped?: string; concurrency: { at: number; value: number }[]; adapterInFlight: number[] }> {
   const finished = stack.db().prepare("SELECT count(*) FROM processing WHERE inbox_id > ? AND state NOT IN ('pending', 'retrying')").pluck();
   const lastError = stack
     .db()
     .prepare('SELECT last_error FROM processing WHERE inbox_id > ? AND last_error IS NOT NULL ORDER BY inbox_id DESC LIMIT 1')
     .pluck();
   const concurrency: { at: number; value: number }[] = [];
+  const adapterInFlight: number[] = [];
+  let nextInFlight = 0;
   const deadline = performance.now() + RUN_SECONDS * 1000;
   let nextSample = 0;
   let last = -1;
   let movedAt = performance.now();
   for (;;) {
     const now = finished.get(backlog.afterInboxId) as number;
-    if (now >= backlog.events) return { concurrency };
+    if (now >= backlog.events) return { concurrency, adapterInFlight };
     if (now !== last) movedAt = performance.now();
     last = now;
     if (performance.now() - movedAt > STALL_MS)
       return {
         stopped: `stalled: ${now} of ${backlog.events} finished, none for ${STALL_MS / 1000} s (${lastError.get(backlog.afterInboxId) ?? 'no error recorded'})`,
         concurrency,
+        adapterInFlight,
       };
     if (performance.now() > deadline)
-      return { stopped: `stopped after ${RUN_SECONDS} s (BENCH_EMR_RUN_SECONDS) with ${now} of ${backlog.events} applied`, concurrency };
-    if (sampleGauge && performance.now() >= nextSample) {
-      nextSample = performance.now() + WINDOW_MS;
-      const value = await gauge(stack.adapterUrl(), 'emr_bridge_emr_concurrency');
-      if (value !== undefined) concurrency.push({ at: epochMs(), value });
+      return { stopped: `stopped after ${RUN_SECONDS} s (BENCH_EMR_RUN_SECONDS) with ${now} of ${backlog.events} applied`, concurrency, adapterInFlight };
+    if (performance.now() >= nextInFlight) {
+      nextInFlight = performance.now() + IN_FLIGHT_EVERY_MS;
+      const read = await gauges(stack.adapterUrl(), ['emr_bridge_emr_calls_in_flight', 'emr_bridge_emr_concurrency'] as const);
+      if (read.emr_bridge_emr_calls_in_flight !== undefined) adapterInFlight.push(read.emr_bridge_emr_calls_in_flight);
+      if (sampleGauge && performance.now() >= nextSample && read.emr_bridge_emr_concurrency !== undefined) {
+        nextSample = performance.now() + WINDOW_MS;
+        concurrency.push({ at: epochMs(), value: read.emr_bridge_emr_concurrency });
+      }
     }
     await sleep(100);
   }
@@ -235,6 +261,7 @@ async function measured(
     proxy,
     callsPerEvent,
     ...(concurrency !== undefined ? { concurrency } : {}),
+    ...(drained.adapterInFlight.length ? { adapterInFlight: drained.adapterInFlight.reduce((a, b) => a + b, 0) / drained.adapterInFlight.length } : {}),
     ...(s.delayMs > 0 && concurrency !== undefined ? { bound: concurrency / (callsPerEvent * (s.delayMs / 1000)) } : {}),
     ...(lag !== undefined ? { mappingLagS: lag } : {}),
     dead: eventStates(stack.db(), backlog).dead ?? 0,
@@ -293,7 +320,7 @@ function row(r: Result): Record<string, string | number> {
     'delivered/s': Math.round(r.deliveredRate),
     'EMR calls/event': r.callsPerEvent.toFixed(2),
     'calls by kind': `${kinds(r.proxy.byKind)}${r.proxy.refused ? `; 429 by the proxy ${r.proxy.refused}` : ''}`,
-    'in flight max/mean': `${r.proxy.maxInFlight}/${r.proxy.meanInFlight.toFixed(1)}`,
+    'in flight max/mean': `${r.proxy.maxInFlight}/${r.proxy.meanInFlight.toFixed(1)}${r.adapterInFlight === undefined ? '' : `; adapter ${r.adapterInFlight.toFixed(1)}`}`,
     'call ms': r.proxy.meanCallMs.toFixed(1),
     'bound/s':
       r.bound === undefined ? '' : `${Math.round(r.bound)} (${r.concurrency} ${r.scenario.emr === 'fhir' ? 'calls' : r.concurrency === 1 ? 'link' : 'links'})`,

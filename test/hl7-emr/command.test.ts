@@ -9,40 +9,45 @@ import { captureOutput } from '../support/captured-output.ts';
 import { laneOf } from '../../src/hl7-emr/lanes.ts';
 import { ackCode, adt, clientOf, send, startTarget, waitFor } from './support.ts';
 
+/**
+ * Runs `emr-bridge hl7-emr <args>` as a script, `drive` reading what it printed so far; then stops it with SIGTERM
+ * and expects a clean exit (killed outright if a check failed first).
+ */
+async function asScript(args: string[], drive: (out: () => string) => Promise<void>): Promise<void> {
+  const proc = spawn(process.execPath, ['bin/emr-bridge.js', 'hl7-emr', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  let out = '';
+  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  try {
+    await drive(() => out);
+    proc.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  } finally {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  }
+}
+
 describe('emr-bridge hl7-emr', () => {
   it('prints its MLLP address first, acknowledges, and stops on SIGTERM', async () => {
-    const proc = spawn(process.execPath, ['bin/emr-bridge.js', 'hl7-emr', '--port', '0', '--control-port', '0'], {
-      cwd: ROOT,
-      env: { ...process.env, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-    let out = '';
-    proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    try {
-      const firstLine = await waitFor(() => (out.includes('\n') ? out.split('\n')[0] : undefined), 20_000);
+    await asScript(['--port', '0', '--control-port', '0'], async (out) => {
+      const firstLine = await waitFor(() => (out().includes('\n') ? out().split('\n')[0] : undefined), 20_000);
       const m = /^listening on mllp:\/\/127\.0\.0\.1:(\d+)$/.exec(firstLine!);
-      expect(m, out).not.toBeNull();
+      expect(m, out()).not.toBeNull();
       const client = clientOf({ port: Number(m![1]) });
       expect(ackCode(await send(client, adt('A28', { serviceId: 'pat-cli' })))).toBe('AA');
       await client.close();
-      await waitFor(() => out.includes('HL7 EMR ready'));
-      proc.kill('SIGTERM');
-      expect(await exited).toBe(0);
-    } finally {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
-    }
+      await waitFor(() => out().includes('HL7 EMR ready'));
+    });
   }, 30_000);
 
   it('sends its notifications over --notify-connections connections', async () => {
     const target = await startTarget();
-    const args = ['bin/emr-bridge.js', 'hl7-emr', '--port', '0', '--notify', target.url, '--notify-connections', '3'];
-    const proc = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-    let out = '';
-    proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    try {
-      const port = await waitFor(() => /^listening on mllp:\/\/127\.0\.0\.1:(\d+)$/m.exec(out)?.[1], 20_000);
+    await asScript(['--port', '0', '--notify', target.url, '--notify-connections', '3'], async (out) => {
+      const port = await waitFor(() => /^listening on mllp:\/\/127\.0\.0\.1:(\d+)$/m.exec(out())?.[1], 20_000);
       const client = clientOf({ port: Number(port) });
       // Patients on three different lanes of three: three connections to the target.
       const ids = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((x) => `pat-cli-${x}`);
@@ -51,12 +56,8 @@ describe('emr-bridge hl7-emr', () => {
       for (const id of lanes.values()) expect(ackCode(await send(client, adt('A28', { serviceId: id })))).toBe('AA');
       await waitFor(() => target.received.length === 3);
       expect(new Set(target.receivedOn).size).toBe(3);
-      await waitFor(() => out.includes('"notifyConnections":3'));
-      proc.kill('SIGTERM');
-      expect(await exited).toBe(0);
-    } finally {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
-    }
+      await waitFor(() => out().includes('"notifyConnections":3'));
+    });
   }, 30_000);
 
   it.each([

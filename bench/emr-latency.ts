@@ -117,22 +117,24 @@ const gauge = async (adapterUrl: string, name: string): Promise<number | undefin
  */
 const IN_FLIGHT_EVERY_MS = 250;
 
+/** What drain read of the adapter's gauges. */
+interface Readings {
+  concurrency: { at: number; value: number }[];
+  adapterInFlight: number[];
+}
+
 /**
  * Waits until every backlog event is final (applied, discarded, dead), none has finished for STALL_MS, or the run's
- * time is up. `sampleGauge`: the adapter's EMR concurrency read every window meanwhile.
+ * time is up; meanwhile the adapter's calls in flight are read every IN_FLIGHT_EVERY_MS, and with `sampleGauge` its EMR
+ * concurrency every window.
  */
-async function drain(
-  stack: LatencyStack,
-  backlog: Backlog,
-  sampleGauge: boolean,
-): Promise<{ stopped?: string; concurrency: { at: number; value: number }[]; adapterInFlight: number[] }> {
+async function drain(stack: LatencyStack, backlog: Backlog, sampleGauge: boolean): Promise<{ stopped?: string } & Readings> {
   const finished = stack.db().prepare("SELECT count(*) FROM processing WHERE inbox_id > ? AND state NOT IN ('pending', 'retrying')").pluck();
   const lastError = stack
     .db()
     .prepare('SELECT last_error FROM processing WHERE inbox_id > ? AND last_error IS NOT NULL ORDER BY inbox_id DESC LIMIT 1')
     .pluck();
-  const concurrency: { at: number; value: number }[] = [];
-  const adapterInFlight: number[] = [];
+  const readings: Readings = { concurrency: [], adapterInFlight: [] };
   let nextInFlight = 0;
   const deadline = performance.now() + RUN_SECONDS * 1000;
   let nextSample = 0;
@@ -140,24 +142,23 @@ async function drain(
   let movedAt = performance.now();
   for (;;) {
     const now = finished.get(backlog.afterInboxId) as number;
-    if (now >= backlog.events) return { concurrency, adapterInFlight };
+    if (now >= backlog.events) return readings;
     if (now !== last) movedAt = performance.now();
     last = now;
     if (performance.now() - movedAt > STALL_MS)
       return {
         stopped: `stalled: ${now} of ${backlog.events} finished, none for ${STALL_MS / 1000} s (${lastError.get(backlog.afterInboxId) ?? 'no error recorded'})`,
-        concurrency,
-        adapterInFlight,
+        ...readings,
       };
     if (performance.now() > deadline)
-      return { stopped: `stopped after ${RUN_SECONDS} s (BENCH_EMR_RUN_SECONDS) with ${now} of ${backlog.events} applied`, concurrency, adapterInFlight };
+      return { stopped: `stopped after ${RUN_SECONDS} s (BENCH_EMR_RUN_SECONDS) with ${now} of ${backlog.events} applied`, ...readings };
     if (performance.now() >= nextInFlight) {
       nextInFlight = performance.now() + IN_FLIGHT_EVERY_MS;
       const read = await gauges(stack.adapterUrl(), ['emr_bridge_emr_calls_in_flight', 'emr_bridge_emr_concurrency'] as const);
-      if (read.emr_bridge_emr_calls_in_flight !== undefined) adapterInFlight.push(read.emr_bridge_emr_calls_in_flight);
+      if (read.emr_bridge_emr_calls_in_flight !== undefined) readings.adapterInFlight.push(read.emr_bridge_emr_calls_in_flight);
       if (sampleGauge && performance.now() >= nextSample && read.emr_bridge_emr_concurrency !== undefined) {
         nextSample = performance.now() + WINDOW_MS;
-        concurrency.push({ at: epochMs(), value: read.emr_bridge_emr_concurrency });
+        readings.concurrency.push({ at: epochMs(), value: read.emr_bridge_emr_concurrency });
       }
     }
     await sleep(100);

@@ -38,8 +38,16 @@ export function parse<S extends CommandSpec>(argv: string[], spec: S): { values:
   return { values: parsed.values as Values<S['options']>, positionals: parsed.positionals };
 }
 
-export function portOption(value: string | undefined): string | undefined {
+/** A whole number from `min` to `max` given to `--<name>` (undefined when it is absent); else a usage error naming it. */
+export function wholeNumberOption(name: string, value: string | undefined, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`--port must be 0..65535, got ${value}`);
+  // No more digits than `max` has: a value padded with zeros is refused, as a mistyped one would be.
+  const n = value.length <= String(max).length && /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= min && n <= max)) throw new UsageError(`--${name} must be ${min}..${max}, got ${value}`);
+  return n;
+}
+
+export function portOption(value: string | undefined): string | undefined {
+  wholeNumberOption('port', value, 0, 65535);
   return value;
 }

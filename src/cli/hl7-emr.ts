@@ -5,16 +5,10 @@ import { ValidationError } from '../errors.ts';
 import { MAX_NOTIFY_CONNECTIONS } from '../hl7-emr/notifier.ts';
 import { parseMllpUrl, startHl7Emr } from '../hl7-emr/server.ts';
 import { createLogger } from '../logger.ts';
-import { parse, portOption, UsageError } from './args.ts';
+import { parse, portOption, UsageError, wholeNumberOption } from './args.ts';
 import { createGatedStdout } from './output.ts';
 import { onShutdown } from './signals.ts';
 import { SPECS } from './specs.ts';
-
-function controlPort(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`--control-port must be 0..65535, got ${value}`);
-  return Number(value);
-}
 
 function notifyOption(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
@@ -27,20 +21,13 @@ function notifyOption(value: string | undefined): string | undefined {
   return value;
 }
 
-function notifyConnections(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = /^\d{1,2}$/.test(value) ? Number(value) : Number.NaN;
-  if (!(n >= 1 && n <= MAX_NOTIFY_CONNECTIONS)) throw new UsageError(`--notify-connections must be 1..${MAX_NOTIFY_CONNECTIONS}, got ${value}`);
-  return n;
-}
-
 export async function hl7EmrCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, SPECS['hl7-emr']);
   if (values.host === '') throw new UsageError('--host must not be empty');
   const port = Number(portOption(values.port) ?? 6661);
-  const control = controlPort(values['control-port']);
+  const control = wholeNumberOption('control-port', values['control-port'], 0, 65535);
   const notify = notifyOption(values.notify);
-  const connections = notifyConnections(values['notify-connections']);
+  const connections = wholeNumberOption('notify-connections', values['notify-connections'], 1, MAX_NOTIFY_CONNECTIONS);
   // --host, else HOST, else loopback; HL7_ASSIGNING_AUTHORITY read as the adapter reads it.
   const config = loadConfig({ HOST: values.host, EMR_PROTOCOL: 'hl7v2' }, 'tools');
   const assigningAuthority = config.emr.protocol === 'hl7v2' ? config.emr.settings.assigningAuthority : 'SERVICE';

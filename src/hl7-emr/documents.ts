@@ -24,8 +24,6 @@ export interface DocumentFilerDeps {
   /** Absent when there is no notify target: filing is refused. */
   outbound?: OutboundContext;
   typeCodes: DocumentTypeCodes;
-  /** Called after a message was queued. */
-  onQueued(): void;
 }
 
 export interface DocumentFiler {
@@ -59,10 +57,8 @@ export function createDocumentFiler(deps: DocumentFilerDeps): DocumentFiler {
     if (!deps.outbound) throw new AppError({ code: 'no_notify_target', status: 409, message: 'this EMR has no notify target to file documents to' });
     return deps.outbound;
   };
-  const queue = (m: QueuedMessage) => {
-    deps.state.commit({ queued: [m] });
-    deps.onQueued();
-  };
+  // Committed, the message reaches the notifier (EmrState.onQueued).
+  const queue = (m: QueuedMessage) => deps.state.commit({ queued: [m] });
   return {
     fileDocument(req) {
       const ctx = outbound();

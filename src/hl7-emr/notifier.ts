@@ -10,6 +10,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Hl7Message } from '@medplum/core';
 import { Hl7Client, type Hl7Connection } from '@medplum/hl7';
 import type { Logger } from '../logger.ts';
+import { backoffCap } from '../work/backoff.ts';
 import { componentOf } from './hl7-text.ts';
 import { createLanes } from './lanes.ts';
 import type { EmrState, QueuedMessage } from './state.ts';
@@ -29,8 +30,6 @@ export interface NotifierOptions {
 export const MAX_NOTIFY_CONNECTIONS = 16;
 
 export interface Notifier {
-  /** Something was queued: send it when its turn comes. */
-  kick(): void;
   close(): Promise<void>;
 }
 
@@ -85,9 +84,6 @@ export function startNotifier(opts: NotifierOptions): Notifier {
   const maxMs = opts.retry?.maxMs ?? 30_000;
   const stopping = new AbortController();
   const lanes = createLanes(connections);
-  // What is queued now, oldest first, then each message as it is committed: each dispatched once.
-  for (const m of opts.state.queued()) lanes.dispatch(m);
-  const unsubscribe = opts.state.onQueued((m) => lanes.dispatch(m));
   const links = Array.from({ length: connections }, () => openLink(opts.target, ackTimeoutMs, stopping.signal));
   const wakers: ((() => void) | undefined)[] = [];
 
@@ -99,6 +95,9 @@ export function startNotifier(opts: NotifierOptions): Notifier {
     wakers[lane]?.();
     wakers[lane] = undefined;
   };
+  // What is queued now, oldest first, then each message as it is committed (waking its lane): each dispatched once.
+  for (const m of opts.state.queued()) lanes.dispatch(m);
+  const unsubscribe = opts.state.onQueued((m) => wake(lanes.dispatch(m)));
 
   /** One lane: its line's head, sent until acknowledged AA, then the next; a failure backs off this lane only. */
   async function run(lane: number): Promise<void> {
@@ -120,7 +119,7 @@ export function startNotifier(opts: NotifierOptions): Notifier {
       } catch (err) {
         if (stopping.signal.aborted) break;
         failures++;
-        const waitMs = Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 30));
+        const waitMs = backoffCap(failures, { baseMs, maxMs });
         opts.logger.warn(
           { type: head.type, controlId: head.id, ...where, attempt: failures, retryInMs: waitMs, err: (err as Error).message },
           'notification not acknowledged',
@@ -132,9 +131,6 @@ export function startNotifier(opts: NotifierOptions): Notifier {
 
   const running = Promise.all(links.map((_link, lane) => run(lane)));
   return {
-    kick() {
-      for (let lane = 0; lane < connections; lane++) wake(lane);
-    },
     async close() {
       stopping.abort();
       unsubscribe();

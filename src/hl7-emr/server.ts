@@ -106,7 +106,6 @@ async function handle(h: Handling, msg: Hl7Message): Promise<Hl7Message | undefi
   }
   const duplicate = result.code === 'AA' && result.duplicate;
   record(fault?.mode === 'silent' ? 'none' : result.code, duplicate);
-  if (result.code === 'AA' && result.commit.queued?.length) h.notifier?.kick();
   h.logger.info(
     { type, trigger, controlId, ack: result.code, duplicate, ...(result.code === 'AE' ? { field: result.refusal.field } : {}) },
     'HL7 message taken',
@@ -153,7 +152,6 @@ export async function startHl7Emr(opts: Hl7EmrOptions): Promise<RunningHl7Emr> {
     state,
     ...(outbound ? { outbound } : {}),
     typeCodes: { labReport: opts.documentTypeCodes?.labReport ?? 'LAB', prescription: opts.documentTypeCodes?.prescription ?? 'RX' },
-    onQueued: () => notifier?.kick(),
   });
   const closers: (() => Promise<void>)[] = [async () => notifier?.close()];
   // Late acknowledgments are let go first; then the newest part closes first.

@@ -44,7 +44,7 @@ const SHORTEST_CUT = 8;
 const startOf = (value: string | Uint8Array, n: number): string =>
   typeof value === 'string' ? value.slice(0, n) : asBuffer(value).toString('latin1', 0, Math.min(value.byteLength, n));
 
-const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+export const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 /**
  * True when `value` is a sealed value, whole or damaged, in either form (as text, or as bytes): it starts with
@@ -122,8 +122,11 @@ export function sealedParts(value: string | Uint8Array, context?: string): Seale
   return bytes[dot + 1] === PACKED_MARK ? packedParts(bytes, dot, malformed) : compactParts(bytes.toString('latin1'), malformed);
 }
 
+/** What a sealed value is made of, in either form. */
+export type CipherParts = Pick<SealedParts, 'header' | 'iv' | 'ciphertext' | 'tag'>;
+
 /** The packed form of a sealed value's parts. */
-export function packed(header: string, iv: Uint8Array, ciphertext: Uint8Array, tag: Uint8Array): Buffer {
+export function packed({ header, iv, ciphertext, tag }: CipherParts): Buffer {
   const out = Buffer.allocUnsafe(header.length + 2 + LENGTH_BYTES + iv.length + ciphertext.length + tag.length);
   let at = out.write(header, 0, 'latin1');
   out[at++] = DOT;
@@ -134,7 +137,7 @@ export function packed(header: string, iv: Uint8Array, ciphertext: Uint8Array, t
 }
 
 /** The compact form of the same parts: `header..iv.ciphertext.tag`. */
-export function compact(header: string, iv: Uint8Array, ciphertext: Uint8Array, tag: Uint8Array): string {
+export function compact({ header, iv, ciphertext, tag }: CipherParts): string {
   const b64 = (part: Uint8Array) => asBuffer(part).toString('base64url');
   return `${header}..${b64(iv)}.${b64(ciphertext)}.${b64(tag)}`;
 }
@@ -146,7 +149,7 @@ export function compact(header: string, iv: Uint8Array, ciphertext: Uint8Array, 
 export function compactOf(value: string | Uint8Array): string {
   const parts = sealedParts(value);
   if (!parts) throw new TypeError('a clear value has no compact form');
-  return compact(parts.header, parts.iv, parts.ciphertext, parts.tag);
+  return compact(parts);
 }
 
 /**

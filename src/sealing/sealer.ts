@@ -13,7 +13,7 @@
 // sealing (docs/decisions.md, "Sealed values: the JWE format, node:crypto's AEAD").
 import { createCipheriv, createDecipheriv, type KeyObject, randomFillSync } from 'node:crypto';
 import { DataKeyMissingError, SealedValueInvalidError, SealedValueMisplacedError } from './errors.ts';
-import { compact, IV_BYTES, packed, SEALED_PREFIX, type SealedParts, sealedParts, TAG_BYTES } from './format.ts';
+import { asBuffer, type CipherParts, compact, IV_BYTES, packed, SEALED_PREFIX, type SealedParts, sealedParts, TAG_BYTES } from './format.ts';
 import type { DataKeySet } from './keys.ts';
 
 /** Synchronous: a value is sealed or opened in the step that writes or reads it (inside a better-sqlite3 transaction too). */
@@ -57,7 +57,7 @@ function createIvSource(): () => Buffer {
 }
 
 /** The parts of `plain` sealed under `key`: `headerStart` is the protected header up to the context's value. */
-function encrypt(plain: Uint8Array, key: KeyObject, headerStart: string, context: string, iv: Buffer) {
+function encrypt(plain: Uint8Array, key: KeyObject, headerStart: string, context: string, iv: Buffer): CipherParts {
   const header = Buffer.from(`${headerStart}${JSON.stringify(context)}}`).toString('base64url');
   const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
   // JWE's associated data: the ASCII of the encoded protected header.
@@ -84,7 +84,6 @@ function checkContext(context: string): void {
     throw new TypeError('a sealing context is 1 to 512 printable characters (table/column/key)');
 }
 
-const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 const asBytes = (stored: string | Uint8Array): Buffer => (typeof stored === 'string' ? Buffer.from(stored, 'utf8') : asBuffer(stored));
 
 /** Opens a sealed value with `keys`: the checks in the order that names the right fault. */
@@ -130,14 +129,8 @@ export function createSealer(keys: DataKeySet): Sealer {
     sealing: true,
     currentKid: current.kid,
     keyIds: keys.kids,
-    seal: (plain, context) => {
-      const { header, iv, ciphertext, tag } = partsOf(Buffer.from(plain, 'utf8'), context);
-      return compact(header, iv, ciphertext, tag);
-    },
-    sealBytes: (plain, context) => {
-      const { header, iv, ciphertext, tag } = partsOf(plain, context);
-      return packed(header, iv, ciphertext, tag);
-    },
+    seal: (plain, context) => compact(partsOf(Buffer.from(plain, 'utf8'), context)),
+    sealBytes: (plain, context) => packed(partsOf(plain, context)),
     open,
     openText: (stored, context) => open(stored, context).toString('utf8'),
   };

@@ -1,6 +1,7 @@
 // How long the MLLP client waits after a failed connect before it tries again: doubling from baseMs up
 // to maxMs, read on the injected clock, back to nothing once the peer answers.
 import type { Clock } from '../../../clock.ts';
+import { backoffCap } from '../../../work/backoff.ts';
 
 export interface BackoffPolicy {
   baseMs: number;
@@ -24,7 +25,7 @@ export function createBackoff(clock: Clock, policy: BackoffPolicy): Backoff {
   return {
     remainingMs: () => (failures === 0 ? 0 : Math.max(0, retryAt - clock.now())),
     failed: () => {
-      const delay = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.min(failures, 52));
+      const delay = backoffCap(failures + 1, policy);
       failures += 1;
       retryAt = clock.now() + delay;
       return delay;

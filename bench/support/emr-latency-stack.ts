@@ -105,6 +105,11 @@ export interface LatencyStack {
    * links (HL7 v2, each one message at a time); undefined when it does not say.
    */
   emrConcurrency(): Promise<number | undefined>;
+  /**
+   * Starts a planned EMR downtime through the adapter's admin API (until an hour from now), or ends it: the adapter
+   * takes in what arrives meanwhile and calls the EMR again only once it has ended.
+   */
+  downtime(action: 'start' | 'end'): Promise<void>;
   /** Sends the backlog; resolves once the simulator has been told to resume, or once this process has sent every event. */
   deliver(backlog: Backlog, by: Sender): Promise<void>;
   /** CPU seconds each process of the stack has used so far (the adapter's current process). */
@@ -354,6 +359,19 @@ export async function startLatencyStack(opts: StackOptions): Promise<LatencyStac
         type Status = { emrCalls?: { max: number }; emrLinks?: { configured: number } };
         const { body } = await requestJson<Status>('GET', `${adapter.url()}/admin/status`, undefined, { authorization: `Bearer ${ADMIN_TOKEN}` });
         return opts.emr === 'fhir' ? body.emrCalls?.max : body.emrLinks?.configured;
+      },
+      async downtime(action) {
+        const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+        const { status, body } =
+          action === 'start'
+            ? await requestJson(
+                'POST',
+                `${adapter.url()}/admin/emr/downtime`,
+                { until: new Date(Date.now() + 3_600_000).toISOString(), reason: 'benchmark' },
+                admin,
+              )
+            : await requestJson('DELETE', `${adapter.url()}/admin/emr/downtime`, undefined, admin);
+        if (status !== 200) throw new Error(`the adapter's downtime (${action}): ${status} ${JSON.stringify(body)}`);
       },
       async deliver(backlog, by) {
         if (by === 'simulator') await simPost(`/_sim/subscriptions/${sub.id}/resume`);

@@ -3,37 +3,75 @@
 // runs in a savepoint of its own, so one that throws is undone and rejected alone while the others commit.
 // Shared, a write that may wait (an EMR port's note that a message was acknowledged) rides in the commit of
 // one that may not (the mapping the EMR's next notification brings).
+// A write whose durability a later commit carries (`durable: 'ordered'`) needs no fsync of its own: a batch of
+// only such writes commits with synchronous=NORMAL, which in WAL mode appends to the WAL and returns. A process
+// that dies keeps it (the OS has the bytes); a power cut may roll it back, but only together with every commit
+// after it, since recovery replays the WAL as a prefix and the next fsync of the WAL covers every frame before.
 import { createGroupCommitter } from '../work/group-commit.ts';
 import type { Db } from './open.ts';
 
+/**
+ * When a write must be on disk: `now` (the default), before its promise resolves (the commit fsyncs the WAL);
+ * `ordered`, in the WAL before it resolves and on disk with the next commit that fsyncs, which anything that
+ * depends on it must be (an event's applied mark, after the mapping its claim recorded).
+ */
+export type Durability = 'now' | 'ordered';
+
+export interface CommitOptions {
+  /** How long it may wait for company (0: this turn). */
+  holdMs?: number;
+  durable?: Durability;
+}
+
 export interface CommitQueue {
-  /**
-   * Runs `write` (synchronous statements) in the next batch's transaction; resolves with its result once that
-   * is committed, or rejects with what it threw. `holdMs`: how long it may wait for company (0: this turn).
-   */
-  run<R>(write: () => R, holdMs?: number): Promise<R>;
+  /** Runs `write` (synchronous statements) in the next batch's transaction; resolves with its result once committed, or rejects with what it threw. */
+  run<R>(write: () => R, opts?: CommitOptions): Promise<R>;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+interface Queued {
+  write: () => unknown;
+  durable: Durability;
+}
+
+/** SQLite's synchronous level (PRAGMA synchronous): 1 is NORMAL. */
+const NORMAL = 1;
+
 export function createCommitQueue(db: Db): CommitQueue {
   // Called inside the batch's transaction, a better-sqlite3 transaction function is a savepoint.
   const inSavepoint = db.transaction((write: () => unknown) => write());
-  const runAll = db.transaction((batch: (() => unknown)[]) =>
-    batch.map((write): Outcome => {
+  const runAll = db.transaction((batch: Queued[]) =>
+    batch.map((q): Outcome => {
       try {
-        return { ok: true, value: inSavepoint(write) };
+        return { ok: true, value: inSavepoint(q.write) };
       } catch (error) {
         return { ok: false, error };
       }
     }),
   );
-  const committer = createGroupCommitter<() => unknown, Outcome>((batch) => runAll.immediate(batch));
+  const commitBatch = (batch: Queued[]): Outcome[] => {
+    if (batch.some((q) => q.durable === 'now')) return runAll.immediate(batch);
+    return withSynchronous(db, NORMAL, () => runAll.immediate(batch));
+  };
+  const committer = createGroupCommitter<Queued, Outcome>(commitBatch);
   return {
-    async run<R>(write: () => R, holdMs = 0): Promise<R> {
-      const outcome = await committer.submit(write, holdMs);
+    async run<R>(write: () => R, opts: CommitOptions = {}): Promise<R> {
+      const outcome = await committer.submit({ write, durable: opts.durable ?? 'now' }, opts.holdMs ?? 0);
       if (!outcome.ok) throw outcome.error;
       return outcome.value as R;
     },
   };
+}
+
+/** Runs `work` with the connection's synchronous level at `level`, and puts the level it had back, whatever happens. */
+function withSynchronous<R>(db: Db, level: number, work: () => R): R {
+  const before = db.pragma('synchronous', { simple: true }) as number;
+  if (before <= level) return work();
+  db.pragma(`synchronous = ${level}`);
+  try {
+    return work();
+  } finally {
+    db.pragma(`synchronous = ${before}`);
+  }
 }

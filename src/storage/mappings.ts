@@ -13,7 +13,11 @@ export interface ModuleStateWrite {
 
 export interface MappingStore {
   find(entityType: MappingEntityType, serviceId: string): Promise<string | undefined>;
-  /** Records the EMR id of a service entity (the first record wins); resolves, once committed, to the id that stands. */
+  /**
+   * Records the EMR id of a service entity (the first record wins); resolves, once committed, to the id that stands.
+   * An event's claim records it: its applied mark, committed after, is what must not reach the disk without it (on
+   * SQLite the record pays no fsync of its own and is on disk with the next commit that does).
+   */
   record(entityType: MappingEntityType, serviceId: string, emrId: string): Promise<string>;
   /**
    * Records the mapping and, when it is the one that stands, queues it for the service, in one transaction.

@@ -33,7 +33,7 @@ export function createSqliteEmrState(db: Db, clock: Clock, commits: CommitQueue 
   const get = db.prepare('SELECT value FROM emr_state WHERE module = ? AND key = ?').pluck();
   // The prefix is matched as a range (prefix <= key < prefix + U+FFFF), so no LIKE wildcard needs escaping.
   const prune = db.prepare('DELETE FROM emr_state WHERE module = ? AND key >= ? AND key < ? AND updated_at < ?');
-  const holdFor = (opts?: { lazy?: boolean }) => (opts?.lazy ? LAZY_HOLD_MS : 0);
+  const optionsFor = (opts?: { lazy?: boolean }) => ({ holdMs: opts?.lazy ? LAZY_HOLD_MS : 0 });
   return (module) => ({
     get: async (key) => (get.get(module, key) as string | undefined) ?? undefined,
     async getMany(keys) {
@@ -44,9 +44,9 @@ export function createSqliteEmrState(db: Db, clock: Clock, commits: CommitQueue 
       }
       return found;
     },
-    put: async (key, value, opts) => void (await commits.run(() => rows.write(module, [[key, value]]), holdFor(opts))),
+    put: async (key, value, opts) => void (await commits.run(() => rows.write(module, [[key, value]]), optionsFor(opts))),
     async putMany(entries, opts) {
-      if (entries.length) await commits.run(() => rows.write(module, entries), holdFor(opts));
+      if (entries.length) await commits.run(() => rows.write(module, entries), optionsFor(opts));
     },
     putNew: async (key, value) => (await commits.run(() => rows.write(module, [[key, value]], 'new'))) === 1,
     pruneBefore: async (prefix, cutoffMs) => prune.run(module, prefix, `${prefix}\uffff`, cutoffMs).changes,

@@ -1,9 +1,12 @@
 // Mappings in SQLite. The rows (emr_mappings, and the mapping_outbox insert that queues one) are plain
 // statements run inside the caller's transaction; the MappingStore over them keeps every mapping found in
 // memory (../mappings.ts: a mapping, once recorded, never changes) and gives the records asked for
-// at the same moment by the events in flight one transaction (one fsync): a group commit, flushed once the
-// current turn of the event loop has run. A record still resolves only once it is on disk, before its EMR id
-// is used.
+// at the same moment by the events in flight one transaction: a group commit, flushed once the current turn of
+// the event loop has run. A record (an event's claim) resolves once it is in the WAL, before its EMR id is used,
+// and reaches the disk with the next commit that fsyncs, at the latest its event's applied mark: it pays no fsync
+// of its own (src/sqlite/commit-queue.ts, `ordered`). A power cut that takes it takes the applied mark too, and
+// the event, run again, finds the EMR's record by its identifier. A link (a mapping the EMR or a document named,
+// acknowledged to it once committed) is on disk when it resolves.
 import type { Clock } from '../../clock.ts';
 import type { MappingEntityType } from '../../contract/api.ts';
 import { type CommitQueue, createCommitQueue } from '../../sqlite/commit-queue.ts';
@@ -77,7 +80,7 @@ export function createSqliteMappingStore(
   return {
     find: async (entityType, serviceId) => find(entityType, serviceId),
     async record(entityType, serviceId, emrId) {
-      const standing = await commits.run(() => rows.record(entityType, serviceId, emrId));
+      const standing = await commits.run(() => rows.record(entityType, serviceId, emrId), { durable: 'ordered' });
       found.remember(entityType, serviceId, standing);
       return standing;
     },

@@ -189,7 +189,8 @@ export class IndexedMemoryRepository extends MemoryRepository {
     return entry;
   }
 
-  private index(resource: WithId<Resource> & { meta: { lastUpdated: string } }): void {
+  /** `seq` given: the place in the type's order an undo puts the resource back at. */
+  private index(resource: WithId<Resource> & { meta: { lastUpdated: string } }, seq?: number): void {
     const { resourceType, id } = resource;
     const previous = this.unindex(resourceType, id);
     let entries = this.entries.get(resourceType);
@@ -200,7 +201,7 @@ export class IndexedMemoryRepository extends MemoryRepository {
       this.entries.set(resourceType, entries);
       this.byToken.set(resourceType, buckets);
     }
-    const entry: Entry = { seq: previous?.seq ?? this.nextSeq++, tokens: this.tokensOf(resource), lastUpdated: resource.meta.lastUpdated };
+    const entry: Entry = { seq: seq ?? previous?.seq ?? this.nextSeq++, tokens: this.tokensOf(resource), lastUpdated: resource.meta.lastUpdated };
     entries.set(id, entry);
     for (const key of entry.tokens) {
       const ids = buckets.get(key) ?? new Set<string>();
@@ -208,6 +209,23 @@ export class IndexedMemoryRepository extends MemoryRepository {
       ids.add(id);
     }
     this.addToUpdated(resourceType, id, entry.lastUpdated);
+  }
+
+  /** Called before each write of the resource, while it still stands as it was (./transactional-repository.ts keeps an undo log). */
+  protected beforeWrite(_resourceType: string, _id: string): void {}
+
+  /** The resource's place in its type's order (MemoryRepository's), undefined when it is not stored. */
+  protected positionOf(resourceType: string, id: string): number | undefined {
+    return this.entries.get(resourceType)?.get(id)?.seq;
+  }
+
+  /**
+   * Indexes the resource as MemoryRepository's maps now hold it (undefined: absent): after a delete, or after an
+   * undo put it back, at the place in the type's order it had (`position`).
+   */
+  protected reindex(resourceType: string, id: string, stored: Resource | undefined, position: number | undefined): void {
+    if (this.unindex(resourceType, id)) this.entries.get(resourceType)!.delete(id);
+    if (stored) this.index(stored as WithId<Resource> & { meta: { lastUpdated: string } }, position);
   }
 
   override clear(): void {
@@ -225,14 +243,16 @@ export class IndexedMemoryRepository extends MemoryRepository {
     if (!meta.versionId) meta.versionId = generateId();
     if (!meta.lastUpdated) meta.lastUpdated = toIso(this.clock.now());
     const prepared = { ...resource, id: resource.id || this.generateId(), meta } as WithId<T> & { meta: { lastUpdated: string } };
+    this.beforeWrite(prepared.resourceType, prepared.id);
     const stored = super.createResource(prepared);
     this.index(prepared);
     return stored;
   }
 
   override deleteResource(resourceType: string, id: string): Promise<void> {
+    this.beforeWrite(resourceType, id);
     const done = super.deleteResource(resourceType, id); // deleted before it returns, or a rejection when absent
-    if (this.unindex(resourceType, id)) this.entries.get(resourceType)!.delete(id);
+    this.reindex(resourceType, id, undefined, undefined);
     return done;
   }
 

@@ -17,7 +17,7 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import { outcome } from './http.ts';
 import { TransactionalRepository } from './transactional-repository.ts';
-import { createJournal, replayJournal, type ResourceJournal } from './persistence.ts';
+import { createJournal, type JournalEntry, replayJournal, type ResourceJournal } from './persistence.ts';
 
 export const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -91,20 +91,23 @@ export async function createFhirHandler(opts: FhirHandlerOptions): Promise<FhirH
   }
 
   function journalWrite(req: FhirRequest, resource: Resource | undefined): void {
-    if (isBundlePost(req)) journalEntries(req.body as Bundle, resource as Bundle | undefined);
-    else if (req.method === 'DELETE') journal?.recordDeletion(deletedPath(req.url));
-    else if (resource && 'id' in resource) journal?.record(resource);
+    if (!journal) return;
+    if (isBundlePost(req)) journal.record(writtenEntries(req.body as Bundle, resource as Bundle | undefined));
+    else if (req.method === 'DELETE') journal.record([{ deleted: deletedPath(req.url) }]);
+    else if (resource && 'id' in resource) journal.record([resource]);
   }
 
   /** Each entry the response says was written (its entries answer the request's, in order); a found one is not. */
-  function journalEntries(sent: Bundle, answered: Bundle | undefined): void {
+  function writtenEntries(sent: Bundle, answered: Bundle | undefined): JournalEntry[] {
+    const written: JournalEntry[] = [];
     (answered?.entry ?? []).forEach((entry, i) => {
       const method = sent.entry?.[i]?.request?.method;
       const status = entry.response?.status ?? '';
       if (!/^2/.test(status) || !method) return;
-      if (method === 'DELETE') journal?.recordDeletion(deletedPath(sent.entry![i]!.request!.url));
-      else if (entry.resource?.id && (status.startsWith('201') || method === 'PUT' || method === 'PATCH')) journal?.record(entry.resource);
+      if (method === 'DELETE') written.push({ deleted: deletedPath(sent.entry![i]!.request!.url) });
+      else if (entry.resource?.id && (status.startsWith('201') || method === 'PUT' || method === 'PATCH')) written.push(entry.resource);
     });
+    return written;
   }
 
   async function applyWrite(request: RouterRequest, req: FhirRequest): Promise<FhirResponse> {

@@ -1,8 +1,9 @@
 // The bundled FHIR server's transaction Bundles over HTTP are all or nothing: an entry that fails answers its
 // error and leaves nothing of the others (by id, identifier, _lastUpdated, in the journal and after a restart),
+// one that succeeds is one journal line (cut short by a crash, none of it comes back),
 // while a batch keeps each entry on its own; and transactions sent at once apply as if one after another, over
 // HTTP and through the handler begun in the same tick (where their awaits do interleave).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -156,6 +157,30 @@ describe('a transaction with an entry that fails', () => {
     expect((await get(s2.baseUrl, 'Patient/tx-lost')).status).toBe(404);
     expect(await count(s2.baseUrl, 'Patient?identifier=urn:test|tx-lost-too')).toBe(0);
     expect(await count(s2.baseUrl, 'Patient')).toBe(1);
+  });
+
+  it('journals a committed transaction as one line, so a line torn by a crash loses the whole request, not part of it', async () => {
+    const file = join(dir, 'one-line.jsonl');
+    const s1 = await start(file);
+    await putPatient(s1.baseUrl, 'before', patient('before'));
+    const before = readFileSync(file, 'utf8');
+    expect((await postToBase(s1.baseUrl, appointmentTransaction('pat-line', 'appt-line'))).status).toBe(200);
+    const added = readFileSync(file, 'utf8').slice(before.length);
+    expect(added.split('\n').filter(Boolean)).toHaveLength(1);
+    await s1.close();
+
+    // The same request's line cut short, as a crash in the middle of its write would leave it.
+    writeFileSync(file, before + added.slice(0, Math.floor(added.length / 2)));
+    const s2 = await start(file);
+    expect((await get(s2.baseUrl, 'Patient/before')).status).toBe(200);
+    expect(await count(s2.baseUrl, 'Patient?identifier=urn:test|pat-line')).toBe(0);
+    expect(await count(s2.baseUrl, 'Appointment')).toBe(0);
+    await s2.close();
+
+    writeFileSync(file, before + added);
+    const s3 = await start(file);
+    expect(await count(s3.baseUrl, 'Patient?identifier=urn:test|pat-line')).toBe(1);
+    expect(await count(s3.baseUrl, 'Appointment?identifier=urn:test|appt-line')).toBe(1);
   });
 });
 

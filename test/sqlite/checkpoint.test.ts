@@ -3,38 +3,22 @@
 // commits thousands of times while a reader reads; it goes on when idle (the file is emptied), stops on close,
 // and a thread that dies is logged and hands checkpoints back to the writer. A read-only or in-memory
 // database gets no worker. Whatever the worker was doing, a crash loses no commit.
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as turn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startCheckpointWorker } from '../../src/sqlite/checkpoint.ts';
-import { checkpointWorkerOf, closeDatabase, type Db, openDatabase } from '../../src/sqlite/open.ts';
-import { ADAPTER_MIGRATIONS, PACKAGE_ROOT } from '../../src/paths.ts';
+import { checkpointWorkerOf, type Db, openDatabase } from '../../src/sqlite/open.ts';
+import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { captureLogger } from '../support/log-capture.ts';
+import { killedMidStream } from './support/killed-mid-stream.ts';
+import { tempDatabases } from './support/temp-databases.ts';
 import { waitFor } from '../support/wait.ts';
 
-const dirs: string[] = [];
-const open: Db[] = [];
-afterEach(async () => {
-  for (const db of open.splice(0)) await closeDatabase(db);
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function dbPath(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-checkpoint-'));
-  dirs.push(dir);
-  return join(dir, 'emr-bridge.db');
-}
-
-function opened(...args: Parameters<typeof openDatabase>): Db {
-  const db = openDatabase(...args);
-  open.push(db);
-  return db;
-}
+const { dbPath, opened } = tempDatabases('checkpoint');
 
 const walBytes = (path: string) => (existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0);
 const BODY = Buffer.alloc(1500, 0x7b);
@@ -166,19 +150,7 @@ describe('checkpoints off the event loop', () => {
     const path = dbPath();
     // A child commits 4-row transactions as fast as it can (its worker checkpointing all the while) and prints
     // each commit's number once it has returned; it is killed (SIGKILL) mid-stream.
-    const child = spawn(process.execPath, [join(PACKAGE_ROOT, 'bin/run-ts.js'), join(PACKAGE_ROOT, 'test/sqlite/support/commit-forever.ts'), path], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    const acknowledged = () => Number(/(\d+)\n$/.exec(out)?.[1] ?? 0);
-    await waitFor(() => acknowledged() >= 1500, 20_000, 5);
-    child.kill('SIGKILL');
-    await exited;
-    const last = acknowledged();
+    const last = await killedMidStream('commit-forever.ts', path, 1500);
     expect(walBytes(path)).toBeGreaterThan(0);
 
     const db = opened({ path, migrationsDir: ADAPTER_MIGRATIONS });

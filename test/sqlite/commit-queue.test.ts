@@ -2,37 +2,18 @@
 // in its own savepoint; a batch of only `ordered` writes commits without an fsync (synchronous=NORMAL) and the
 // connection is back at FULL after it, whatever happened; one write due `now` makes its whole batch fsync; and an
 // ordered write that has resolved survives its process being killed.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ADAPTER_MIGRATIONS, PACKAGE_ROOT } from '../../src/paths.ts';
+import { describe, expect, it } from 'vitest';
+import { ADAPTER_MIGRATIONS } from '../../src/paths.ts';
 import { createCommitQueue } from '../../src/sqlite/commit-queue.ts';
-import { closeDatabase, type Db, openDatabase } from '../../src/sqlite/open.ts';
-import { waitFor } from '../support/wait.ts';
+import type { Db } from '../../src/sqlite/open.ts';
+import { killedMidStream } from './support/killed-mid-stream.ts';
+import { tempDatabases } from './support/temp-databases.ts';
 
 const FULL = 2;
 const NORMAL = 1;
 
-const dirs: string[] = [];
-const open: Db[] = [];
-afterEach(async () => {
-  for (const db of open.splice(0)) await closeDatabase(db);
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function dbPath(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-commit-queue-'));
-  dirs.push(dir);
-  return join(dir, 'emr-bridge.db');
-}
-
-function opened(path = dbPath()): Db {
-  const db = openDatabase({ path, migrationsDir: ADAPTER_MIGRATIONS });
-  open.push(db);
-  return db;
-}
+const databases = tempDatabases('commit-queue');
+const opened = (path = databases.dbPath()): Db => databases.opened({ path, migrationsDir: ADAPTER_MIGRATIONS });
 
 const level = (db: Db) => db.pragma('synchronous', { simple: true }) as number;
 
@@ -84,21 +65,9 @@ describe('commit queue durability', () => {
   });
 
   it('keeps every ordered write that resolved when its process is killed', async () => {
-    const path = dbPath();
+    const path = databases.dbPath();
     // The child records mappings one after another with ordered durability, printing each once it resolved.
-    const child = spawn(process.execPath, [join(PACKAGE_ROOT, 'bin/run-ts.js'), join(PACKAGE_ROOT, 'test/sqlite/support/ordered-commits-forever.ts'), path], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    const resolved = () => Number(/(\d+)\n$/.exec(out)?.[1] ?? 0);
-    await waitFor(() => resolved() >= 500, 20_000, 5);
-    child.kill('SIGKILL');
-    await exited;
-    const last = resolved();
+    const last = await killedMidStream('ordered-commits-forever.ts', path, 500);
 
     const db = opened(path);
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');

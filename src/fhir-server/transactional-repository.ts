@@ -19,7 +19,7 @@
 // Which calls are inside which transaction is told by the async context (AsyncLocalStorage): the callback and
 // every promise it awaits carry the transaction.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { SearchRequest, WithId } from '@medplum/core';
+import { deepClone, type SearchRequest, type WithId } from '@medplum/core';
 import type { MemoryRepository, UpdateResourceOptions } from '@medplum/fhir-router';
 import type { Bundle, Resource } from '@medplum/fhirtypes';
 import type { Clock } from '../clock.ts';
@@ -163,8 +163,15 @@ export class TransactionalRepository extends IndexedMemoryRepository {
     return this.read(() => super.readResource<T>(resourceType, id));
   }
 
+  // Medplum's own reverses the stored versions in place: every read flipped them, and an update after a read
+  // appended the new version amid the old ones, so _history came back out of order.
   override readHistory<T extends Resource>(resourceType: string, id: string): Promise<Bundle<T>> {
-    return this.read(() => super.readHistory<T>(resourceType, id));
+    return this.read(async () => {
+      await super.readResource(resourceType, id); // gone or never there: Medplum's not-found, as before
+      const newestFirst = [...(this.storage.history.get(resourceType)?.get(id) ?? [])].reverse();
+      const entry = newestFirst.map((version) => ({ resource: deepClone(version) as T }));
+      return { resourceType: 'Bundle', type: 'history', ...(entry.length ? { entry } : {}) } as Bundle<T>;
+    });
   }
 
   override readVersion<T extends Resource>(resourceType: string, id: string, versionId: string): Promise<T> {

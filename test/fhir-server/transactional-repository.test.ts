@@ -1,7 +1,8 @@
 // The bundled FHIR server's repository transactions: a callback that throws leaves everything it wrote as it
 // stood (resources, versions, the type's order, the identifier and _lastUpdated indexes); a nested one joins the
 // outer; the router's transaction Bundle is all or nothing over it; and transactions, writes and reads from
-// outside never see or undo each other's uncommitted records.
+// outside never see or undo each other's uncommitted records; and a resource's history comes newest first however
+// often it is read.
 import { getStatus, parseSearchRequest } from '@medplum/core';
 import { FhirRouter, MemoryRepository } from '@medplum/fhir-router';
 import type { Bundle, Patient } from '@medplum/fhirtypes';
@@ -32,9 +33,8 @@ async function readable(repo: TransactionalRepository): Promise<string> {
   const all = await repo.search(parseSearchRequest('Patient'));
   const versions: string[][] = [];
   for (const id of ids(all)) {
-    // Medplum's readHistory reverses the stored versions in place at every call: compared in no order.
     const history = await repo.readHistory('Patient', id!);
-    versions.push((history.entry ?? []).map((e) => JSON.stringify(e.resource)).sort());
+    versions.push((history.entry ?? []).map((e) => JSON.stringify(e.resource)));
   }
   return JSON.stringify({ all, versions });
 }
@@ -223,5 +223,23 @@ describe('transactions at the same time', () => {
     expect(await read).toHaveLength(1);
     expect((await read)[0]!.id).toBe((await conditional).resource.id);
     expect((await repo.readResource<Patient>('Patient', x.id)).gender).toBe('female');
+  });
+});
+
+describe('a resource history', () => {
+  it('comes newest first however often it is read, and a version written after a read goes first', async () => {
+    const repo = new TransactionalRepository(createManualClock());
+    const created = await repo.createResource(patient('h'));
+    await repo.updateResource({ ...created, gender: 'female' });
+    const versionsOf = async () => ((await repo.readHistory('Patient', created.id)).entry ?? []).map((e) => (e.resource as Patient).gender ?? 'none');
+    expect(await versionsOf()).toEqual(['female', 'none']);
+    expect(await versionsOf()).toEqual(['female', 'none']);
+    await repo.updateResource({ ...created, gender: 'male' });
+    expect(await versionsOf()).toEqual(['male', 'female', 'none']);
+  });
+
+  it('is not found for a resource that never was', async () => {
+    const repo = new TransactionalRepository(createManualClock());
+    await expect(repo.readHistory('Patient', 'missing')).rejects.toThrow(/not found/i);
   });
 });

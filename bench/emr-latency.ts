@@ -216,6 +216,13 @@ async function mappingLag(stack: LatencyStack, lastApplied: number): Promise<num
 
 type Drained = Awaited<ReturnType<typeof drain>>;
 
+/** Starts a planned downtime and delivers the backlog in it; answers when the last event was received (epoch ms). */
+async function receivedDuringDowntime(stack: LatencyStack, backlog: Backlog): Promise<number> {
+  await stack.downtime('start');
+  await stack.deliver(backlog, SENDER);
+  return epochMs();
+}
+
 /** The clinic, the outage, and the backlog delivered with the scenario's latency; back once it drained or the run stopped. */
 async function replayOutage(
   stack: LatencyStack,
@@ -224,23 +231,15 @@ async function replayOutage(
   await stack.seed(Math.ceil(APPOINTMENTS / 2));
   const backlog = await stack.outage(APPOINTMENTS);
   stack.proxy.configure({ delayMs: s.delayMs, ...(s.refuseEvery ? { refuseEvery: s.refuseEvery } : {}) });
-  let delivered: Promise<void> | undefined;
-  let heldUntil: number | undefined;
-  if (s.heldByDowntime) {
-    await stack.downtime('start');
-    await stack.deliver(backlog, SENDER);
-    heldUntil = epochMs();
-  }
+  // Held by a downtime, the backlog is all received first, and the run starts when the downtime ends.
+  const heldUntil = s.heldByDowntime ? await receivedDuringDowntime(stack, backlog) : undefined;
   stack.proxy.reset();
   const cpuBefore = { ...stack.cpu(), bench: process.cpuUsage() };
-  if (s.heldByDowntime) await stack.downtime('end');
-  else {
-    delivered = stack.deliver(backlog, SENDER);
-    // Awaited after the drain (which a failed delivery stalls): not an unhandled rejection meanwhile.
-    delivered.catch(() => undefined);
-  }
+  const released = s.heldByDowntime ? stack.downtime('end') : stack.deliver(backlog, SENDER);
+  // Awaited after the drain (which a failed release stalls): not an unhandled rejection meanwhile.
+  released.catch(() => undefined);
   const drained = await drain(stack, backlog, s.refuseEvery !== undefined);
-  await delivered;
+  await released;
   const cpuAfter = stack.cpu();
   const bench = process.cpuUsage(cpuBefore.bench);
   const cpuSeconds = {
@@ -262,7 +261,6 @@ async function measured(
   heldUntil: number | undefined,
 ): Promise<Omit<Result, 'scenario' | 'label'>> {
   const t = timings(stack, backlog);
-  // Held by a downtime, the run starts when the downtime ends: the backlog was all received before.
   const start = heldUntil ?? t.firstReceived;
   const lastApplied = t.finishedAt.at(-1) ?? start;
   const seconds = (lastApplied - start) / 1000;
@@ -411,13 +409,12 @@ function targetRows(results: Result[]): { rows: Record<string, string | number>[
 
 /** Every run's events/s per window (receiving the backlog slows the first ones); the throttled run's concurrency too. */
 function windowRows(r: Result): Record<string, string | number>[] {
-  const concurrency = r.windows.map((w) => w.concurrency ?? '-').join(', ');
   const rates = { run: `${r.label}: events/s per ${WINDOW_MS / 1000} s window`, 'events/s': r.windows.map((w) => Math.round(w.rate)).join(', ') };
   if (!r.scenario.refuseEvery) return [rates];
   return [
     rates,
     r.windows.some((w) => w.concurrency !== undefined)
-      ? { run: `${r.label}: emr_bridge_emr_concurrency per window`, 'events/s': concurrency }
+      ? { run: `${r.label}: emr_bridge_emr_concurrency per window`, 'events/s': r.windows.map((w) => w.concurrency ?? '-').join(', ') }
       : { run: `${r.label}: emr_bridge_emr_concurrency`, 'events/s': 'not in /metrics' },
   ];
 }

@@ -12,6 +12,11 @@ export type EmrErrorCode =
   | 'emr_unreachable'
   /** The EMR refused this one call (another 4xx). Retrying it will not help. */
   | 'emr_rejected'
+  /**
+   * More than one EMR record carries one service id (two charts for one person): a person must decide which is
+   * the one, so it is a dead letter naming them all, never a pick.
+   */
+  | 'emr_record_conflict'
   /** The EMR refuses the adapter itself: sign-in refused, or 401/403 with a fresh token. An incident. */
   | 'emr_unauthorized'
   /** The EMR is not what the adapter needs (not FHIR R4). An incident; at start-up it stops the adapter. */

@@ -1,12 +1,13 @@
 // Documents on the FHIR side. Outgoing: DocumentReference (status current) whose type matches the
 // configured codes, found by _lastUpdated. Outcome: one Communication per document, identified by
-// <system>|document-outcome:<DocumentReference id> and updated in place by conditional update, whose
+// <system>|document-outcome:<DocumentReference id> and updated in place (by its id), whose
 // status follows the service's (SENT completed, HELD on-hold, FAILED/REJECTED not-done, SUPPRESSED stopped);
 // the same outcome again writes nothing (no new version in the EMR's history).
 import type { Bundle, Communication, DocumentReference, Patient, Practitioner } from '@medplum/fhirtypes';
 import type { DocumentType } from '../../contract/events.ts';
 import type { DocumentChanges, DocumentOutcome, EmrDocument } from '../port.ts';
 import type { FhirHttp } from './http.ts';
+import { findOneByIdentifier, matchesOf } from './search.ts';
 import { EXT } from './mapping.ts';
 
 export interface DocumentSettings {
@@ -53,7 +54,8 @@ async function toEmrDocument(
 ): Promise<EmrDocument | undefined> {
   const documentType = documentTypeOf(doc, s);
   const attachment = doc.content?.[0]?.attachment;
-  if (!documentType || !attachment || !doc.id) return undefined;
+  // Checked here too: a server may ignore the status parameter and answer superseded documents.
+  if (!documentType || !attachment || !doc.id || doc.status !== 'current') return undefined;
   const patient = await readPatient(http, patients, doc.subject?.reference);
   const serviceId = patient?.identifier?.find((i) => i.system === s.identifierSystem)?.value;
   const name = patient?.name?.[0];
@@ -96,16 +98,14 @@ export async function listDocumentsChangedSince(http: FhirHttp, s: DocumentSetti
   let newest = watermark ?? '';
   for (let offset = 0; ; offset += PAGE) {
     const path = `DocumentReference?status=current&type=${encodeURIComponent(types)}${since}&_sort=_lastUpdated&_count=${PAGE}&_offset=${offset}`;
-    const page = (await http.call<Bundle<DocumentReference>>('GET', path)).body;
-    const entries = page.entry ?? [];
-    for (const e of entries) {
-      if (!e.resource) continue;
-      const doc = await toEmrDocument(http, s, e.resource, patients);
+    const page = (await http.call<Bundle>('GET', path)).body;
+    for (const resource of matchesOf<DocumentReference>(page, 'DocumentReference')) {
+      const doc = await toEmrDocument(http, s, resource, patients);
       if (doc) documents.push(doc);
-      const updated = e.resource.meta?.lastUpdated ?? '';
+      const updated = resource.meta?.lastUpdated ?? '';
       if (updated > newest) newest = updated;
     }
-    if (entries.length < PAGE) break;
+    if ((page.entry ?? []).length < PAGE) break;
   }
   return { documents, watermark: newest };
 }
@@ -127,10 +127,11 @@ export async function recordDocumentOutcome(http: FhirHttp, system: string, o: D
       ...(o.releaseAfter ? [{ url: `${EXT}/release-after`, valueInstant: o.releaseAfter }] : []),
     ],
   };
-  const byIdentifier = `identifier=${encodeURIComponent(`${system}|${idValue}`)}`;
-  const held = (await http.call<Bundle<Communication>>('GET', `Communication?${byIdentifier}&_count=1`)).body.entry?.[0]?.resource;
+  const held = await findOneByIdentifier<Communication>(http, 'Communication', system, idValue);
   if (held && sameOutcome(held, communication)) return;
-  await http.call('PUT', `Communication?${byIdentifier}`, communication);
+  // By its id, never a conditional update: a server that ignores the identifier parameter would pick any record.
+  if (held?.id) await http.call('PUT', `Communication/${encodeURIComponent(held.id)}`, { ...communication, id: held.id });
+  else await http.call('POST', 'Communication', communication);
 }
 
 /** Whether the EMR's Communication already says what this one says (what the server adds, id and meta, aside). */

@@ -18,8 +18,20 @@ export { EmrError } from '../errors.ts';
 
 type Method = 'GET' | 'POST' | 'PUT';
 
+/** An answer: its status, its parsed body (undefined when empty), and the headers a write answers with. */
+export interface FhirAnswer<T> {
+  status: number;
+  body: T;
+  /** `Location` of a create or update (`[base]/[type]/[id]/_history/[vid]`), when sent. */
+  location?: string;
+  /** `ETag` of the record's version (`W/"3"`), when sent. */
+  etag?: string;
+}
+
 export interface FhirHttp {
-  call<T>(method: Method, path: string, body?: unknown, headers?: Record<string, string>, opts?: { signIn?: boolean }): Promise<{ status: number; body: T }>;
+  call<T>(method: Method, path: string, body?: unknown, headers?: Record<string, string>, opts?: { signIn?: boolean }): Promise<FhirAnswer<T>>;
+  /** FHIR_BASE_URL without a trailing slash: where every path is sent, and the only place a `next` link may lead. */
+  baseUrl: string;
   /** Reads a document's content at a URL (absolute, or relative to the base) on the FHIR server's own origin. */
   fetchBytes(url: string): Promise<Uint8Array>;
   auth: FhirAuth;
@@ -106,6 +118,17 @@ async function readCapped(res: Dispatcher.ResponseData<unknown>, max: number): P
   return Buffer.concat(chunks);
 }
 
+/** The headers a create or update answers with, as single strings. */
+function writeHeaders(headers: Dispatcher.ResponseData['headers']): Pick<FhirAnswer<unknown>, 'location' | 'etag'> {
+  const one = (name: string) => {
+    const v = headers[name];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  const location = one('location');
+  const etag = one('etag');
+  return { ...(location ? { location } : {}), ...(etag ? { etag } : {}) };
+}
+
 /** A FHIR Binary read as JSON carries its bytes in `data`; anything else is the bytes themselves. */
 function contentBytes(raw: Buffer, contentType: string | undefined): Uint8Array {
   if (!/json/.test(contentType ?? '')) return new Uint8Array(raw);
@@ -150,6 +173,7 @@ export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
 
   return {
     auth,
+    baseUrl: base,
     call<T>(method: Method, path: string, body?: unknown, headers: Record<string, string> = {}, callOpts: { signIn?: boolean } = {}) {
       const label = pathOnly(path)!.replace(/^\//, '');
       return withinLimit(limit, () =>
@@ -174,7 +198,7 @@ export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
     body: unknown,
     headers: Record<string, string>,
     callOpts: { signIn?: boolean },
-  ): Promise<{ status: number; body: T }> {
+  ): Promise<FhirAnswer<T>> {
     const sent: Record<string, string> = {
       accept: 'application/fhir+json',
       ...(body === undefined ? {} : { 'content-type': 'application/fhir+json' }),
@@ -207,7 +231,7 @@ export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
     } catch (cause) {
       throw new EmrError('emr_unavailable', 'the EMR answered with a body that is not JSON', status, cause);
     }
-    return { status, body: parsed as T };
+    return { status, body: parsed as T, ...writeHeaders(res.headers) };
   }
 
   async function bytesIn(span: SpanScope, target: URL): Promise<Uint8Array> {

@@ -9,6 +9,7 @@ import { EmrError } from '../errors.ts';
 import type { EmrPort, EmrRecord, PatientClaim } from '../port.ts';
 import type { Claims } from './claims.ts';
 import type { FhirHttp } from './http.ts';
+import { readRecord, recordPath } from './read.ts';
 import { mergePatient, patientResource, serviceIdsOf, withServiceIdentifier } from './mapping.ts';
 
 interface PatientDeps {
@@ -19,7 +20,7 @@ interface PatientDeps {
   metrics: Pick<Metrics, 'registry'> | undefined;
 }
 
-const patientPath = (id: string) => `Patient/${encodeURIComponent(id)}`;
+const patientPath = (id: string) => recordPath('Patient', id);
 
 /**
  * The EMR's own patient the service knows by its id (externalId), marked with the service's id; undefined
@@ -29,7 +30,7 @@ async function adoptPatient(deps: PatientDeps, id: string, serviceId: string): P
   const log = deps.logger.child({ patientServiceId: serviceId, emrPatientId: id });
   let record: Patient;
   try {
-    record = (await deps.http.call<Patient>('GET', patientPath(id))).body;
+    record = await readRecord<Patient>(deps.http, 'Patient', id);
   } catch (err) {
     if (!(err instanceof EmrError) || err.code !== 'emr_rejected') throw err;
     log.warn({ alert: true, httpStatus: err.httpStatus }, "the service's externalId for this patient names no EMR patient; a new one is claimed");
@@ -69,7 +70,7 @@ export function createPatientOperations(deps: PatientDeps): Pick<EmrPort, 'ensur
     },
     async updatePatient(id, p) {
       // Read, change name and phone, write back: a PUT of a fresh resource would drop what the EMR holds.
-      const merged = mergePatient((await http.call<Patient>('GET', patientPath(id))).body, system, p);
+      const merged = mergePatient(await readRecord<Patient>(http, 'Patient', id), system, p);
       if (merged.next) await http.call('PUT', patientPath(id), { ...merged.next, id });
       if (merged.differences.length > 0) {
         for (const field of merged.differences) differences.inc({ field });
@@ -81,7 +82,7 @@ export function createPatientOperations(deps: PatientDeps): Pick<EmrPort, 'ensur
       return { differences: merged.differences };
     },
     async linkPatient(id, serviceId) {
-      const linked = withServiceIdentifier((await http.call<Patient>('GET', patientPath(id))).body, system, serviceId);
+      const linked = withServiceIdentifier(await readRecord<Patient>(http, 'Patient', id), system, serviceId);
       if (linked) await http.call('PUT', patientPath(id), linked);
     },
   };

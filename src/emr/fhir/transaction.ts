@@ -8,6 +8,7 @@ import type { Bundle, BundleEntry, Resource } from '@medplum/fhirtypes';
 import { EmrError } from '../errors.ts';
 import type { AppointmentClaim, AppointmentClaimed, EmrRecord, KnownRecord } from '../port.ts';
 import type { CapabilityCheck } from './capabilities.ts';
+import { createdId } from './created.ts';
 import { type FhirHttp, statusFailure } from './http.ts';
 import { appointmentWithActors, locationResource, patientResource, practitionerResource } from './mapping.ts';
 
@@ -53,11 +54,8 @@ function claimEntry(system: string, resource: Resource, serviceId: string): { re
 }
 
 /** The record's id from the entry's location (`Patient/12/_history/1`, relative or absolute), else from its resource. */
-function idOf(entry: BundleEntry, resourceType: string): string | undefined {
-  const segments = (entry.response?.location ?? '').split(/[?#]/)[0]!.split('/');
-  const at = segments.lastIndexOf(resourceType);
-  return (at >= 0 ? segments[at + 1] : undefined) || entry.resource?.id;
-}
+const idOf = (entry: BundleEntry, resourceType: string): string | undefined =>
+  createdId({ ...(entry.response?.location ? { location: entry.response.location } : {}), body: entry.resource }, resourceType);
 
 /** What the server answered for one entry: 201 created, 200 found; a refusal fails the claim as that status fails a call. */
 function recordOf(entry: BundleEntry | undefined, resourceType: string): EmrRecord {

@@ -216,12 +216,13 @@ describe('claimAppointment reading what a server answers', () => {
     return emrAt(await listen(server));
   }
 
+  /** An entry's `id` is an Appointment's, the one type this stand-in answers a resource for. */
   const response = (entries: { status: string; location?: string; id?: string }[]) => ({
     resourceType: 'Bundle',
     type: 'transaction-response',
     entry: entries.map((e) => ({
       response: { status: e.status, ...(e.location ? { location: e.location } : {}) },
-      ...(e.id ? { resource: { id: e.id } } : {}),
+      ...(e.id ? { resource: { resourceType: 'Appointment', id: e.id } } : {}),
     })),
   });
 

@@ -7,8 +7,8 @@
 # Its default command is the zero-configuration demo (adapter + bundled simulator + bundled FHIR server on
 # 3000, 3001, 3002, reachable from outside through HOST=0.0.0.0). NODE_ENV is deliberately not production
 # here, since production refuses every bundled part: a production container sets NODE_ENV=production together
-# with the service, the EMR and the admin token, its secrets as files named by `<NAME>_FILE` (README, "Running
-# in a container"). `emr-bridge` is on the PATH: `docker exec <container> emr-bridge backup`,
+# with the service, the EMR and the admin token, its secrets as files named by `<NAME>_FILE` (docs/containers.md,
+# "A production container"). `emr-bridge` is on the PATH: `docker exec <container> emr-bridge backup`,
 # `docker run --rm … emr-bridge migrate` (not `npx emr-bridge`, which tries to link /app into the node user's
 # npm cache and fails there).
 FROM node:24-bookworm-slim AS build

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The container check: builds the image and runs it for real with podman and podman-compose, checking what
-# README "Running in a container" and "Running several replicas" promise. Not part of CI (it needs a container
+# docs/containers.md and docs/replicas.md promise. Not part of CI (it needs a container
 # engine and a few minutes); a maintainer runs it, as root, on a machine with podman:
 #
 #   apt-get install -y podman podman-compose debootstrap     # Debian 12; npm (any Node.js) for the stand-ins
@@ -13,7 +13,7 @@
 #   1. the image builds (podman build --format docker, so its HEALTHCHECK is kept);
 #   2. the zero-configuration demo container: healthy, reachable through its published port, its banner, and
 #      as user `node` `emr-bridge backup`, `emr-bridge fhir-get`, a graceful stop, `emr-bridge migrate` on its
-#      volume (the README's commands), and a read-only root filesystem;
+#      volume (the commands of docs/containers.md), and a read-only root filesystem;
 #   3. compose.yaml with podman-compose: the migrate job exits 0, both replicas ready, the balancer healthy,
 #      signed webhooks through the balancer taken by both replicas, the admin CLI in a replica,
 #      `emr-bridge migrate` against its PostgreSQL, no secret in any container's environment, and the
@@ -344,7 +344,7 @@ check "emr-bridge is on its PATH, for any user (here uid 4242)" on_path
 
 # --- 2. the demo container ------------------------------------------------------------------------------
 
-section "2. one container, zero configuration (README, Running in a container)"
+section "2. one container, zero configuration (docs/containers.md)"
 t=$(now)
 podman run -d --name "$DEMO" -p 127.0.0.1::3000 -v "$DEMO_VOLUME:/data" "$IMAGE" > /dev/null 2> "$WORK/demo-run.log"
 if wait_for 90 health "$DEMO"; then pass "it starts and its HEALTHCHECK passes ($(since "$t"))"; else fail "it starts and its HEALTHCHECK passes" "$(podman logs "$DEMO" 2>&1)"; fi
@@ -407,7 +407,7 @@ podman volume rm -f "$DEMO_VOLUME" > /dev/null
 
 # --- 3. compose.yaml ------------------------------------------------------------------------------------
 
-section "3. compose.yaml with podman-compose (README, Running several replicas)"
+section "3. compose.yaml with podman-compose (docs/replicas.md)"
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # The operator's copy: compose.yaml and its nginx.conf as they are in the repository, its own ./secrets.
 rm -rf "$WORK/compose"

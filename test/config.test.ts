@@ -263,18 +263,20 @@ describe('FHIR sign-in settings', () => {
 });
 
 describe('the documented settings', () => {
-  it('the README and .env.example name every setting, and the README names none that does not exist', async () => {
+  it('docs/settings.md and .env.example name every setting, and the settings table names none that does not exist', async () => {
     const { readFileSync } = await import('node:fs');
     const { join } = await import('node:path');
     const { SETTING_NAMES } = await import('../src/config.ts');
     const { PACKAGE_ROOT } = await import('../src/paths.ts');
-    const readme = readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8');
+    const reference = readFileSync(join(PACKAGE_ROOT, 'docs', 'settings.md'), 'utf8');
     const example = readFileSync(join(PACKAGE_ROOT, '.env.example'), 'utf8');
     for (const name of SETTING_NAMES) {
-      expect(readme, name).toContain(`\`${name}\``);
+      expect(reference, name).toContain(`\`${name}\``);
       expect(example, name).toMatch(new RegExp(`^#?${name}=`, 'm'));
     }
-    const tableNames = [...readme.matchAll(/^\| `([A-Z][A-Z0-9_]+)`(?:, `([A-Z][A-Z0-9_]+)`)? \|/gm)].flatMap((m) => [m[1]!, m[2]].filter(Boolean) as string[]);
+    const tableNames = [...reference.matchAll(/^\| `([A-Z][A-Z0-9_]+)`(?:, `([A-Z][A-Z0-9_]+)`)? \|/gm)].flatMap(
+      (m) => [m[1]!, m[2]].filter(Boolean) as string[],
+    );
     expect(tableNames.filter((n) => !SETTING_NAMES.includes(n))).toEqual([]);
   });
 });

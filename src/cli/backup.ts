@@ -29,7 +29,7 @@ const utcStamp = (ms: number) =>
 // mode the reader does not hold up the writer, so `serve` keeps acknowledging webhooks meanwhile.
 const ALL_PAGES = 0x7fffffff;
 
-/** With DATABASE_URL the state is in PostgreSQL: its own tools back it up (README, "Running several replicas"). */
+/** With DATABASE_URL the state is in PostgreSQL: its own tools back it up (docs/replicas.md, "Backups"). */
 export const POSTGRES_REFUSAL =
   'DATABASE_URL is set: the state is in PostgreSQL, and this command copies only the SQLite file. Back PostgreSQL up with its own tools: ' +
   'pg_dump for a logical backup (pg_dump --format=custom --file=emr-bridge.dump "$DATABASE_URL"), or base backups with WAL archiving for ' +

@@ -1,5 +1,5 @@
 // Every command of `emr-bridge`, with every option it takes, what it means and its default: the one
-// list that parsing, `--help` and the README's command reference come from (a test checks the README).
+// list that parsing, `--help` and the command reference in docs/commands.md come from (a test checks it).
 
 export interface OptionSpec {
   type: 'string' | 'boolean';
@@ -340,7 +340,7 @@ export function overview(): string {
   ].join('\n');
 }
 
-/** The README's command reference (between its `commands` markers): every command's usage, as --help prints it. */
+/** The command reference of docs/commands.md (between its `commands` markers): every command's usage, as --help prints it. */
 export function commandReference(): string {
   return Object.values(SPECS)
     .map((s: CommandSpec) => `\`npx emr-bridge ${s.name}\`\n\n\`\`\`\n${usageOf(s)}\n\`\`\``)

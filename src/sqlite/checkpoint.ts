@@ -13,7 +13,7 @@
 // the WAL moves, to end one in a gap between two commits (which then restarts the WAL), and should the WAL be
 // about to pass `maxWalBytes` all the same (at the pace of its last looks), it asks this side for a RESTART on the
 // writer's own connection: by then the worker has copied all but the last commit or two, so that costs the event
-// loop a short copy and one fsync (rarely: see the README's benchmark section), and the writer cannot starve it,
+// loop a short copy and one fsync (rarely: docs/benchmarks.md, "WAL checkpoints off the event loop"), and the writer cannot starve it,
 // being the writer. So the WAL file stays at about `maxWalBytes` at most (67 MB seen with the 64 MB default under
 // the receiver benchmark; 1.2 times a 4 MB bound in the tests), except while another reader keeps an old snapshot
 // (a backup in progress), which no checkpoint may overwrite; it starts over once that reader is done. Idle for

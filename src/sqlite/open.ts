@@ -1,6 +1,6 @@
 // Opens an SQLite database with emr-bridge's durability settings and brings its schema up to date.
 //
-// Durability is a deliberate choice (see README "Operating it"):
+// Durability is a deliberate choice (docs/operations.md, "Durability"):
 // - journal_mode=WAL: readers never block the writer; a commit appends to the WAL file.
 // - synchronous=FULL: every commit fsyncs the WAL before it returns, so a 2xx sent after a commit means
 //   the event survives a power cut, not just a process crash. (NORMAL would only survive the latter.)

@@ -1,11 +1,11 @@
 // Every command answers --help and -h with exit 0 and lists every option it takes; an unknown option exits 2
-// with the usage; the README's command reference is the one the specs make, and every `npx emr-bridge …`
-// line in the README and docs/ names a command and options that exist.
+// with the usage; the command reference in docs/commands.md is the one the specs make, and every
+// `npx emr-bridge …` line in the README and docs/ names a command and options that exist.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.ts';
-import { README_PATH, withCommandReference } from '../../src/cli/readme.ts';
+import { COMMANDS_DOC_PATH, withCommandReference } from '../../src/cli/readme.ts';
 import { SPECS, type CommandSpec } from '../../src/cli/specs.ts';
 import { PACKAGE_ROOT } from '../../src/paths.ts';
 import { captureOutput } from '../support/captured-output.ts';
@@ -46,14 +46,15 @@ describe('emr-bridge --help', () => {
 });
 
 describe('the documented commands', () => {
-  it('the README carries the command reference the specs make (npm run readme rewrites it)', () => {
-    const readme = readFileSync(README_PATH, 'utf8');
-    expect(withCommandReference(readme)).toBe(readme);
+  it('docs/commands.md carries the command reference the specs make (npm run readme rewrites it)', () => {
+    const doc = readFileSync(COMMANDS_DOC_PATH, 'utf8');
+    expect(doc).toContain('`npx emr-bridge serve`');
+    expect(withCommandReference(doc)).toBe(doc);
   });
 
   it('every `npx emr-bridge …` in the README and docs/ names a command and options that exist', () => {
     const files = [
-      README_PATH,
+      join(PACKAGE_ROOT, 'README.md'),
       ...readdirSync(join(PACKAGE_ROOT, 'docs'))
         .filter((f) => f.endsWith('.md'))
         .map((f) => join(PACKAGE_ROOT, 'docs', f)),

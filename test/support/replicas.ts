@@ -1,6 +1,6 @@
 // Several `emr-bridge serve` processes on one PostgreSQL database behind a round-robin proxy, with the real
-// simulator and the real FHIR server (SMART sign-in) in the test's process: the deployment of README
-// "Running several replicas", on loopback. Replicas are child processes so that a test can SIGKILL one.
+// simulator and the real FHIR server (SMART sign-in) in the test's process: the deployment of
+// docs/replicas.md, on loopback. Replicas are child processes so that a test can SIGKILL one.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

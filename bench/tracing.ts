@@ -27,6 +27,7 @@ import { createMemoryEmr } from '../src/emr/memory/index.ts';
 import type { EmrPort } from '../src/emr/port.ts';
 import { silentLogger } from '../src/logger.ts';
 import { startTracing } from '../src/tracing/provider.ts';
+import { DEFAULT_TRACE_TUNING } from '../src/tracing/tuning.ts';
 import { measure as measureProcessor } from './processor.ts';
 import { everyTwoXxStored, inboxProblems, loadServer, median, ROUNDS, range, wrkColumns } from './receiver-wrk.ts';
 import { type Child, startChild } from './support/child.ts';
@@ -152,6 +153,7 @@ async function measureProcessorOnce(
           serviceName: 'emr-bridge',
           resourceAttributes: {},
           sampler: setting === 'on' ? { name: 'always_on', ratio: 1 } : { name: 'parentbased_traceidratio', ratio: 0.1 },
+          tuning: DEFAULT_TRACE_TUNING,
         },
         silentLogger(),
       )

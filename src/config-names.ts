@@ -1,6 +1,8 @@
 // Which environment variables are emr-bridge's: a variable with one of its prefixes that is not a known
 // setting is a typo to stop at (FHIR_BASEURL would otherwise be ignored and the bundled EMR started),
-// named with the closest known setting. Pure: config.ts passes the names in.
+// named with the closest known setting. OTEL_ is OpenTelemetry's prefix as well: its variables (the
+// specification's, a language SDK's) are no typos, whether emr-bridge reads them or not. Pure: config.ts
+// passes the names in.
 
 /** The prefixes of emr-bridge's settings. */
 export const SETTING_PREFIXES = [
@@ -19,15 +21,6 @@ export const SETTING_PREFIXES = [
   'LOG_',
   'OTEL_',
 ];
-
-/**
- * Standard OpenTelemetry variables that are not emr-bridge's (other signals, other SDKs, the Kubernetes operator's
- * inputs to OTEL_RESOURCE_ATTRIBUTES): a platform may set them for every process, so they are neither settings
- * nor typos. Those that would shape traces (OTEL_BSP_*, OTEL_SPAN_*, the exporter's TLS files) are refused instead:
- * emr-bridge does not read them, and whoever set them expects them to count.
- */
-const OTHER_OTEL =
-  /^OTEL_(METRICS?_|LOGS?_|EXPORTER_OTLP_(METRICS|LOGS)_|EXPORTER_(PROMETHEUS|ZIPKIN|JAEGER|CONSOLE)_|PROPAGATORS$|LOG_LEVEL$|NODE_|RESOURCE_ATTRIBUTES_|SEMCONV_|INSTRUMENTATION_|EXPERIMENTAL_|CONFIG_FILE$|ENTITIES$)/;
 
 /**
  * Variables an orchestrator adds by itself (Kubernetes service links: FHIR_SERVICE_HOST, FHIR_PORT=tcp://…):
@@ -57,24 +50,33 @@ export function closestName(name: string, known: readonly string[]): string {
   return known.reduce((best, k) => (distance(name, k) < distance(name, best) ? k : best), known[0]!);
 }
 
+/** OpenTelemetry's variables (src/tracing/otel-variables.ts): accepted, and candidates for the closest name. */
+export interface ForeignVariables {
+  isForeign(name: string): boolean;
+  names: readonly string[];
+}
+
 /**
- * One problem per variable that looks like a setting and is none, naming the closest known one. Only secrets
- * have a `<NAME>_FILE` variant (those in `known`); another setting's `_FILE` (FHIR_BASE_URL_FILE) says so.
+ * One problem per variable that looks like a setting and is none, naming the closest known one (of emr-bridge's
+ * settings and OpenTelemetry's variables). Only secrets have a `<NAME>_FILE` variant (those in `known`); another
+ * setting's `_FILE` (FHIR_BASE_URL_FILE) says so.
  */
-export function unknownSettings(env: Record<string, string>, known: readonly string[]): string[] {
+export function unknownSettings(env: Record<string, string>, known: readonly string[], openTelemetry: ForeignVariables): string[] {
   const knownSet = new Set(known);
+  const candidates = [...known, ...openTelemetry.names];
   const fileVariants = known.filter((k) => k.endsWith('_FILE') && knownSet.has(k.slice(0, -'_FILE'.length)));
   const problem = (name: string): string => {
     const base = name.endsWith('_FILE') ? name.slice(0, -'_FILE'.length) : '';
     if (knownSet.has(base) && fileVariants.length)
       return `${name}: not a setting of emr-bridge; only secrets are read from a file (${fileVariants.join(', ')}), so set ${base} itself`;
-    const closest = closestName(name, known);
-    // A long OpenTelemetry name far from every one read is another of its settings, not a typo of ours.
-    if (name.startsWith('OTEL_') && distance(name, closest) > 3)
-      return `${name}: an OpenTelemetry setting emr-bridge does not read; its traces are configured by the OTEL_* settings of the README`;
+    const closest = closestName(name, candidates);
+    if (name.startsWith('OTEL_')) return `${name}: neither an OpenTelemetry variable nor a setting of emr-bridge; did you mean ${closest}?`;
     return `${name}: not a setting of emr-bridge; did you mean ${closest}?`;
   };
   return Object.entries(env)
-    .filter(([name, value]) => SETTING_PREFIXES.some((p) => name.startsWith(p)) && !knownSet.has(name) && !isServiceLink(name, value) && !OTHER_OTEL.test(name))
+    .filter(
+      ([name, value]) =>
+        SETTING_PREFIXES.some((p) => name.startsWith(p)) && !knownSet.has(name) && !isServiceLink(name, value) && !openTelemetry.isForeign(name),
+    )
     .map(([name]) => problem(name));
 }

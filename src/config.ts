@@ -13,6 +13,7 @@ import { EMR_PROTOCOLS, EMR_SETTINGS, EMR_SETTINGS_SHAPE, type EmrConfig, emrCal
 import { ConfigError } from './errors.ts';
 import { DATA_KEYS_SETTINGS_SHAPE, type DataKeysSettings, dataKeysFrom } from './sealing/settings.ts';
 import { type DowntimeWindow, parseDowntimeWindows } from './work/downtime-windows.ts';
+import { isOpenTelemetryVariable, OTEL_VARIABLE_NAMES } from './tracing/otel-variables.ts';
 import { TRACING_SECRET_SETTINGS, TRACING_SETTINGS_SHAPE, type TracingSettings, tracingFrom } from './tracing/settings.ts';
 
 /**
@@ -67,7 +68,8 @@ const schema = z.object({
   SERVICE_MAX_CONCURRENCY: int(16, 1, 256),
   // Patient data at rest (src/sealing/settings.ts): where the data keys come from, and whether new values are sealed.
   ...DATA_KEYS_SETTINGS_SHAPE,
-  // Traces (src/tracing/settings.ts): the standard OpenTelemetry variables; no endpoint, no tracing.
+  // Traces (src/tracing/settings.ts): the standard OpenTelemetry variables; no endpoint, no tracing. The
+  // specification's others are no settings: src/tracing/tuning.ts reads those that tune traces, the rest are ignored.
   ...TRACING_SETTINGS_SHAPE,
   RETENTION_BODY_DAYS: int(7, 1),
   RETENTION_EVENT_ID_DAYS: int(30, 7),
@@ -207,7 +209,10 @@ export function parseConfig(env: Record<string, string | undefined>, scope: Conf
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(settings)'}: ${i.message}`));
   }
   const s = parsed.data;
-  const problems: string[] = unknownSettings(given as Record<string, string>, SETTING_NAMES);
+  const problems: string[] = unknownSettings(given as Record<string, string>, SETTING_NAMES, {
+    isForeign: isOpenTelemetryVariable,
+    names: OTEL_VARIABLE_NAMES,
+  });
   for (const name of SECRET_FILE_SETTINGS.filter((n) => n in given))
     problems.push(`${name}: files are read by loadConfig/loadConfigFrom, not parseConfig; pass the value itself`);
   const emrAddress = EMR_SETTINGS[s.EMR_PROTOCOL].address;
@@ -225,7 +230,7 @@ export function parseConfig(env: Record<string, string | undefined>, scope: Conf
   const production = s.NODE_ENV === 'production';
   const emr = emrConfigFrom(s, { dataDir, host: s.HOST, adapterPort: s.PORT, production, bundled: bundled.emr, isLoopback }, rules);
   const dataKeys = dataKeysFrom(s, { dataDir, production, sharedDatabase: Boolean(s.DATABASE_URL) }, problems, rules);
-  const tracing = tracingFrom(s, { production }, problems);
+  const tracing = tracingFrom(s, { production, given }, problems);
   leaseProblems(s, emr, rules);
   // The deployment and lease rules are the adapter's: a tool (migrate, backup) needs the storage settings only.
   if (scope === 'serve') problems.push(...rules);

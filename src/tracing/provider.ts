@@ -1,6 +1,7 @@
-// The trace SDK, built from the trace settings (./settings.ts) with every option given here: the SDK reads no
-// environment variable of its own (@opentelemetry/sdk-trace reads none; the OTLP exporter falls back to the
-// environment only for options left out, and none is). Started by the runtime (src/runtime/adapter.ts) when
+// The trace SDK, built from the trace settings (./settings.ts, ./tuning.ts) with every option given here: the SDK
+// reads no environment variable of its own (@opentelemetry/sdk-trace reads none; the OTLP exporter falls back to
+// the environment only for options left out, and none is), so the standard variables config.ts read, from the
+// environment or a .env file, are the ones that count. Started by the runtime (src/runtime/adapter.ts) when
 // an endpoint is set, and shut down last when the adapter closes, which exports every span still queued.
 // Not started: nothing of OpenTelemetry is registered, and ./spans.ts makes no span.
 //
@@ -8,6 +9,7 @@
 // a slow or absent collector never holds a request or an event; past the queue's bound, spans are dropped.
 import { type Clock, systemClock } from '../clock.ts';
 import { readFileSync } from 'node:fs';
+import { ConfigError } from '../errors.ts';
 import { join } from 'node:path';
 import { context, type DiagLogger, diag, DiagLogLevel, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -29,11 +31,7 @@ import type { Logger } from '../logger.ts';
 import { PACKAGE_ROOT } from '../paths.ts';
 import type { TracingSettings } from './settings.ts';
 import { useTracer } from './spans.ts';
-
-/** The batch processor's bounds: spans queued at most (past it, new ones are dropped), per export, and how often. */
-const BATCH = { maxQueueSize: 8192, maxExportBatchSize: 512, scheduledDelayMillis: 1000, exportTimeoutMillis: 30_000 };
-/** One export request's timeout. */
-const EXPORT_TIMEOUT_MS = 10_000;
+import type { TlsFile, TraceTuning } from './tuning.ts';
 /** A failing collector is logged once, then at most this often. */
 const COMPLAINT_EVERY_MS = 60_000;
 
@@ -59,14 +57,33 @@ export function samplerFor(s: TracingSettings['sampler']): Sampler {
   }
 }
 
+/** A TLS file's content; one that cannot be read stops start-up, named by its variable, before anything is written. */
+function readTlsFile(file: TlsFile | undefined): Buffer | undefined {
+  if (!file) return undefined;
+  try {
+    return readFileSync(file.path);
+  } catch (err) {
+    throw new ConfigError([`${file.setting}: cannot read ${file.path} (${(err as { code?: string }).code ?? (err as Error).message})`]);
+  }
+}
+
+/** The exporter's TLS options (used with an https endpoint only; the exporter drops them for http). */
+function tlsOptions(tls: TraceTuning['export']['tls']): { ca?: Buffer; cert?: Buffer; key?: Buffer } {
+  const ca = readTlsFile(tls.ca);
+  const cert = readTlsFile(tls.cert);
+  const key = readTlsFile(tls.key);
+  return { ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) };
+}
+
 function exporterFor(s: TracingSettings): SpanExporter {
+  const { timeoutMillis, compression, tls } = s.tuning.export;
   const options = {
     url: s.url,
     headers: { ...s.headers },
-    timeoutMillis: EXPORT_TIMEOUT_MS,
-    compression: 'none' as never,
+    timeoutMillis,
+    compression: compression as never,
     concurrencyLimit: 4,
-    httpAgentOptions: { keepAlive: true },
+    httpAgentOptions: { keepAlive: true, ...tlsOptions(tls) },
   };
   return s.protocol === 'http/json' ? new JsonTraceExporter(options) : new ProtobufTraceExporter(options);
 }
@@ -99,6 +116,8 @@ function diagLogger(complain: (message: string) => void): DiagLogger {
 /** Builds the SDK and registers it (the context manager too: log lines inside a span carry its ids). */
 /** `clock` paces the export warnings (real time by default: a simulated clock would not tell a minute). */
 export function startTracing(settings: TracingSettings, logger: Logger, clock: Clock = systemClock): RunningTracing {
+  // Built first: a TLS file that cannot be read throws before anything is registered.
+  const exporter = exporterFor(settings);
   const contextManager = new AsyncLocalStorageContextManager().enable();
   if (!context.setGlobalContextManager(contextManager)) {
     contextManager.disable();
@@ -110,16 +129,9 @@ export function startTracing(settings: TracingSettings, logger: Logger, clock: C
   const provider = new TracerProvider({
     resource,
     sampler: samplerFor(settings.sampler),
-    spanProcessors: [new BatchSpanProcessor({ exporter: exporterFor(settings), ...BATCH })],
-    spanLimits: {
-      attributeCountLimit: 64,
-      attributeValueLengthLimit: 256,
-      eventCountLimit: 32,
-      linkCountLimit: 8,
-      attributePerEventCountLimit: 16,
-      attributePerLinkCountLimit: 16,
-    },
-    forceFlushTimeoutMillis: BATCH.exportTimeoutMillis,
+    spanProcessors: [new BatchSpanProcessor({ exporter, ...settings.tuning.batch })],
+    spanLimits: { ...settings.tuning.spanLimits },
+    forceFlushTimeoutMillis: settings.tuning.batch.exportTimeoutMillis,
   });
   trace.setGlobalTracerProvider(provider);
   const complain = complaints(logger, clock);

@@ -1,9 +1,12 @@
-// The trace settings, for config.ts: the standard OpenTelemetry variables (OTEL_*), read here and nowhere else.
+// The trace settings, for config.ts: the standard OpenTelemetry variables (OTEL_*), read here and in ./tuning.ts
+// (the batch processor, the exporter's timeout, compression and TLS files, the span limits) and nowhere else.
 // Pure: it checks the values and says where spans go; ./provider.ts builds the SDK from what it returns, with
 // every option given explicitly. No endpoint (or OTEL_SDK_DISABLED=true, or OTEL_TRACES_EXPORTER=none):
-// undefined, and no tracing at all.
+// undefined, and no tracing at all. The specification's other variables are accepted and ignored
+// (./otel-variables.ts says which, and why).
 import { z } from 'zod';
 import { isLoopback } from '../config-schema.ts';
+import { type TraceTuning, traceTuningFrom } from './tuning.ts';
 
 export const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
 export type SamplerName = (typeof SAMPLERS)[number];
@@ -50,6 +53,8 @@ export interface TracingSettings {
   /** OTEL_RESOURCE_ATTRIBUTES, without service.name (OTEL_SERVICE_NAME wins). */
   resourceAttributes: Record<string, string>;
   sampler: { name: SamplerName; ratio: number };
+  /** The batch processor, the exporter's timeout, compression and TLS files, the span limits (./tuning.ts). */
+  tuning: TraceTuning;
 }
 
 type RawTracingSettings = { [K in keyof typeof TRACING_SETTINGS_SHAPE]?: z.output<(typeof TRACING_SETTINGS_SHAPE)[K]> };
@@ -108,14 +113,14 @@ function tracesUrl(s: RawTracingSettings, production: boolean, problems: string[
   return `${url.href.replace(/\/+$/, '')}/v1/traces`;
 }
 
+/**
+ * The sampler, and its ratio for the ratio ones. OTEL_TRACES_SAMPLER_ARG is each sampler's own input: the others
+ * take none, so there it is ignored, as the specification says (a platform may set it beside any sampler).
+ */
 function samplerOf(s: RawTracingSettings, problems: string[]): TracingSettings['sampler'] {
   const name = s.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on';
   const arg = s.OTEL_TRACES_SAMPLER_ARG;
-  if (arg === undefined || arg === '') return { name, ratio: 1 };
-  if (name !== 'traceidratio' && name !== 'parentbased_traceidratio') {
-    problems.push(`OTEL_TRACES_SAMPLER_ARG: only read with OTEL_TRACES_SAMPLER=traceidratio or parentbased_traceidratio (it is ${name})`);
-    return { name, ratio: 1 };
-  }
+  if (arg === undefined || arg === '' || (name !== 'traceidratio' && name !== 'parentbased_traceidratio')) return { name, ratio: 1 };
   const ratio = Number(arg);
   if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
     problems.push('OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1 (the share of traces sampled)');
@@ -127,8 +132,13 @@ function samplerOf(s: RawTracingSettings, problems: string[]): TracingSettings['
 /**
  * The trace settings from the checked values, or undefined when traces are off: no endpoint, OTEL_SDK_DISABLED=true
  * or OTEL_TRACES_EXPORTER=none. Every value is checked even then, so a typo shows before the endpoint is set.
+ * `ctx.given` is every setting as given: ./tuning.ts reads the specification's variables from it by name.
  */
-export function tracingFrom(s: RawTracingSettings, ctx: { production: boolean }, problems: string[]): TracingSettings | undefined {
+export function tracingFrom(
+  s: RawTracingSettings,
+  ctx: { production: boolean; given: Readonly<Record<string, string | undefined>> },
+  problems: string[],
+): TracingSettings | undefined {
   const before = problems.length;
   const url = tracesUrl(s, ctx.production, problems);
   const headers = {
@@ -137,6 +147,7 @@ export function tracingFrom(s: RawTracingSettings, ctx: { production: boolean },
   };
   const { 'service.name': fromAttributes, ...resourceAttributes } = parseKeyValues('OTEL_RESOURCE_ATTRIBUTES', s.OTEL_RESOURCE_ATTRIBUTES, problems);
   const sampler = samplerOf(s, problems);
+  const tuning = traceTuningFrom(ctx.given, problems);
   if (url === undefined || problems.length > before || s.OTEL_SDK_DISABLED === 'true' || s.OTEL_TRACES_EXPORTER === 'none') return undefined;
   return {
     url,
@@ -146,5 +157,6 @@ export function tracingFrom(s: RawTracingSettings, ctx: { production: boolean },
     serviceName: s.OTEL_SERVICE_NAME || fromAttributes || 'emr-bridge',
     resourceAttributes,
     sampler,
+    tuning,
   };
 }

@@ -1,9 +1,13 @@
 // An OTLP/HTTP trace receiver in this process, on loopback: what a collector's otlp receiver (protocols: http)
 // does with POST /v1/traces, protobuf (decoded with protobufjs from the OTLP trace schema of
 // bench/support/otlp-trace-schema.ts, field numbers as in opentelemetry-proto) or JSON (OTLP/JSON: hex ids, lowerCamelCase keys). Every span becomes one plain
-// shape, whichever encoding it came in, for the tests to read.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+// shape, whichever encoding it came in (gzip-compressed or not), for the tests to read. Over https when given a
+// certificate (asking the client for one of its own when given a CA too); `hold` keeps every request unanswered,
+// as a collector that hangs would.
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import { ExportTraceServiceRequest } from '../../bench/support/otlp-trace-schema.ts';
 
 export type AttributeValue = string | number | boolean | AttributeValue[] | null;
@@ -187,6 +191,8 @@ export interface OtlpReceiver {
   url: string;
   spans: ReceivedSpan[];
   requests: ReceivedRequest[];
+  /** Export requests held unanswered (`hold`). */
+  held(): number;
   /** Waits until `predicate` holds over the spans received so far (polling), or throws after `timeoutMs`. */
   waitFor(predicate: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number, what?: string): Promise<ReceivedSpan[]>;
   close(): Promise<void>;
@@ -198,12 +204,25 @@ async function bodyOf(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+export interface OtlpReceiverOptions {
+  /** Serve https with this key and certificate; with `ca`, require a client certificate it signed. */
+  tls?: { key: Buffer; cert: Buffer; ca?: Buffer };
+  /** Never answer an export (the request is still counted in `held`). */
+  hold?: boolean;
+}
+
+export async function startOtlpReceiver(opts: OtlpReceiverOptions = {}): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const requests: ReceivedRequest[] = [];
-  const server: Server = createServer((req, res) => {
+  let held = 0;
+  const listener: RequestListener = (req, res) => {
     void (async () => {
-      const body = await bodyOf(req);
+      if (opts.hold) {
+        held++;
+        return;
+      }
+      const raw = await bodyOf(req);
+      const body = req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw;
       const contentType = String(req.headers['content-type'] ?? '');
       if (req.method !== 'POST' || req.url !== '/v1/traces') {
         res.writeHead(404).end();
@@ -222,13 +241,18 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       if (contentType.startsWith('application/json')) res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       else res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
     })();
-  });
+  };
+  const { tls } = opts;
+  const server: Server = tls
+    ? createHttpsServer({ key: tls.key, cert: tls.cert, ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: true } : {}) }, listener)
+    : createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     spans,
     requests,
+    held: () => held,
     async waitFor(predicate, timeoutMs = 15_000, what = 'spans') {
       const until = Date.now() + timeoutMs;
       while (!predicate(spans)) {

@@ -8,6 +8,7 @@ import { createFhirHttp } from '../../src/emr/fhir/http.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { createServiceClient } from '../../src/service-client/client.ts';
 import { type RunningTracing, startTracing } from '../../src/tracing/provider.ts';
+import { DEFAULT_TRACE_TUNING } from '../../src/tracing/tuning.ts';
 import { inSpan, SPAN_NAMES } from '../../src/tracing/spans.ts';
 import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver.ts';
 
@@ -42,6 +43,7 @@ async function tracing(): Promise<OtlpReceiver & { tracing: RunningTracing }> {
       serviceName: 'emr-bridge',
       resourceAttributes: {},
       sampler: { name: 'parentbased_always_on', ratio: 1 },
+      tuning: DEFAULT_TRACE_TUNING,
     },
     silentLogger(),
   );

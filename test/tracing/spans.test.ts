@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.ts';
 import { type RunningTracing, startTracing } from '../../src/tracing/provider.ts';
 import type { TracingSettings } from '../../src/tracing/settings.ts';
+import { DEFAULT_TRACE_TUNING } from '../../src/tracing/tuning.ts';
 import {
   addTraceHeaders,
   bindToSpan,
@@ -31,6 +32,7 @@ const settingsFor = (receiver: OtlpReceiver, protocol: TracingSettings['protocol
   serviceName: 'emr-bridge-test',
   resourceAttributes: { 'deployment.environment.name': 'test' },
   sampler: { name: 'parentbased_always_on', ratio: 1 },
+  tuning: DEFAULT_TRACE_TUNING,
 });
 
 let receiver: OtlpReceiver | undefined;

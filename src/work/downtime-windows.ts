@@ -34,7 +34,8 @@ export interface ScheduledDowntime {
   window: DowntimeWindow;
 }
 
-const MINUTE = 60_000;
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 /** The longest window: an upgrade weekend fits many times over; a month-long "window" is a mistake. */
@@ -42,17 +43,31 @@ export const MAX_WINDOW_MS = 31 * DAY;
 /** How far windows that overlap are merged into one (beyond it, a window that never ends is reported a piece at a time). */
 const MAX_MERGED_MS = 2 * MAX_WINDOW_MS;
 
+/** One number of a duration: digits, and a fraction after a full stop or a comma (ISO 8601 allows either). */
+const NUMBER = '(\\d+(?:[.,]\\d+)?)';
+/** PnYnMnWnDTnHnMnS, every part optional; what must be there, and where a fraction may go, is checked after. */
+const DURATION = new RegExp(`^P(?:${NUMBER}Y)?(?:${NUMBER}M)?(?:${NUMBER}W)?(?:${NUMBER}D)?(?:T(?:${NUMBER}H)?(?:${NUMBER}M)?(?:${NUMBER}S)?)?$`);
+const EXAMPLES = 'e.g. PT2H, PT90M, PT27S, PT1H30M15S, PT1.5M, P1DT6H';
+
 /**
- * An ISO 8601 duration of weeks, days, hours and minutes (`PT2H`, `PT90M`, `P1DT6H`, `P2W`), in ms; throws an
- * Error saying why not. Years and months (of no fixed length) and fractions are refused.
+ * An ISO 8601 duration in ms, of weeks, days, hours, minutes and seconds (`PT2H`, `PT27S`, `P1DT6H`, `P2W`), the
+ * last part given may have a fraction (`PT1.5M`, `PT0,5S`), as ISO 8601 allows; throws an Error saying why not.
+ * Years and months (of no fixed length), zero, and more than 31 days are refused. Lower case is read too.
  */
 export function parseIsoDuration(text: string): number {
-  const m = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?=\d)(?:(\d+)H)?(?:(\d+)M)?)?$/.exec(text.trim().toUpperCase());
-  if (!m || text.trim().length <= 1 || /T$/i.test(text.trim()))
-    throw new Error(`${JSON.stringify(text)} is not an ISO 8601 duration of weeks, days, hours and minutes (e.g. PT2H, PT90M, P1DT6H)`);
-  const [, w, d, h, min] = m.map((v) => (v === undefined ? 0 : Number(v))) as number[];
-  const ms = (w! * 7 + d!) * DAY + h! * HOUR + min! * MINUTE;
-  if (ms < MINUTE) throw new Error(`${text} is shorter than a minute`);
+  const given = text.trim().toUpperCase();
+  if (given === '') throw new Error(`no duration given; expected an ISO 8601 duration (${EXAMPLES})`);
+  const m = DURATION.exec(given);
+  const parts = m?.slice(1) ?? [];
+  const present = parts.filter((v) => v !== undefined);
+  if (!m || present.length === 0 || given.endsWith('T')) throw new Error(`${JSON.stringify(text)} is not an ISO 8601 duration (${EXAMPLES})`);
+  if (present.slice(0, -1).some((v) => /[.,]/.test(v)))
+    throw new Error(`${JSON.stringify(text)}: only the last part of an ISO 8601 duration may have a fraction (PT1H30.5M, not PT1.5H30M)`);
+  if (parts[0] !== undefined || parts[1] !== undefined)
+    throw new Error(`${text}: years and months have no fixed length; give weeks, days, hours, minutes or seconds (P30D, not P1M)`);
+  const [, , weeks, days, hours, minutes, seconds] = parts.map((v) => (v === undefined ? 0 : Number(v.replace(',', '.')))) as number[];
+  const ms = Math.round((weeks! * 7 + days!) * DAY + hours! * HOUR + minutes! * MINUTE + seconds! * SECOND);
+  if (ms === 0) throw new Error(`${text} is ${/[1-9]/.test(given) ? 'shorter than a millisecond' : 'zero'}: a window must have a length`);
   if (ms > MAX_WINDOW_MS) throw new Error(`${text} is longer than 31 days`);
   return ms;
 }

@@ -23,9 +23,37 @@ describe('parseIsoDuration', () => {
     expect(parseIsoDuration('pt45m')).toBe(45 * 60_000);
   });
 
-  it('refuses what is not one, years and months, fractions, zero and more than 31 days', () => {
-    for (const bad of ['', 'P', 'PT', 'P1DT', '2H', 'PT2', 'P1Y', 'P1M', 'PT1.5H', 'PT0M', 'P32D', 'P5W', 'PT-1H'])
-      expect(() => parseIsoDuration(bad), bad).toThrow();
+  it('reads seconds, alone and with the other parts', () => {
+    expect(parseIsoDuration('PT27S')).toBe(27_000);
+    expect(parseIsoDuration('PT1H30M15S')).toBe(((60 + 30) * 60 + 15) * 1000);
+    expect(parseIsoDuration('P1DT1S')).toBe(86_401_000);
+    expect(parseIsoDuration('PT90S')).toBe(90_000);
+    expect(parseIsoDuration('pt5s')).toBe(5_000);
+  });
+
+  it('reads a fraction of the last part given, after a full stop or a comma', () => {
+    expect(parseIsoDuration('PT1.5M')).toBe(90_000);
+    expect(parseIsoDuration('PT0.5S')).toBe(500);
+    expect(parseIsoDuration('PT0,5S')).toBe(500);
+    expect(parseIsoDuration('PT1.5H')).toBe(90 * 60_000);
+    expect(parseIsoDuration('P0.5D')).toBe(12 * 3_600_000);
+    expect(parseIsoDuration('PT1H30,25M')).toBe((90 * 60 + 15) * 1000);
+  });
+
+  it('refuses zero, nothing, and what is not a duration, saying which', () => {
+    expect(() => parseIsoDuration('')).toThrow(/^no duration given; expected an ISO 8601 duration \(e\.g\. PT2H, PT90M, PT27S/);
+    expect(() => parseIsoDuration('PT0S')).toThrow(/^PT0S is zero: a window must have a length$/);
+    expect(() => parseIsoDuration('P0DT0,0S')).toThrow(/^P0DT0,0S is zero/);
+    expect(() => parseIsoDuration('PT0.0001S')).toThrow(/^PT0.0001S is shorter than a millisecond/);
+    expect(() => parseIsoDuration('PT1.5H30M')).toThrow(/^"PT1.5H30M": only the last part of an ISO 8601 duration may have a fraction/);
+    expect(() => parseIsoDuration('P1M')).toThrow(/^P1M: years and months have no fixed length/);
+    for (const bad of ['P', 'PT', 'P1DT', '2H', 'PT2', '27S', 'PT.5S', 'PT1.S', 'PT1.5.5S', 'PT1:30', 'PT27SS', 'PT-1H', '-PT1H', 'PT1H 30M', 'P1S'])
+      expect(() => parseIsoDuration(bad), bad).toThrow(/is not an ISO 8601 duration \(e\.g\./);
+  });
+
+  it('refuses years, months and more than 31 days, seconds counted', () => {
+    for (const bad of ['P1Y', 'P1M', 'P1Y2D', 'P32D', 'P5W', 'P31DT1S', 'PT2678400.5S']) expect(() => parseIsoDuration(bad), bad).toThrow();
+    expect(parseIsoDuration('PT2678400S')).toBe(31 * 86_400_000);
   });
 });
 
@@ -36,6 +64,15 @@ describe('parseDowntimeWindow', () => {
     expect([...w.fields.daysOfWeek]).toEqual([0]);
     expect(parseDowntimeWindow('30 23 * * sat,sun@America/Argentina/Buenos_Aires/PT4H').zone).toBe('America/Argentina/Buenos_Aires');
     expect(parseDowntimeWindow('0 0 1 JAN *@UTC/P1D').durationMs).toBe(86_400_000);
+  });
+
+  it('reads a window of seconds, and it is in force for those seconds only', () => {
+    // 04:43 in Kolkata (UTC+05:30) on 2 December is 23:13 UTC on 1 December.
+    expect(parseDowntimeWindow('43 4 2 12 *@Asia/Kolkata/PT27S')).toMatchObject({ zone: 'Asia/Kolkata', durationMs: 27_000 });
+    const window = '43 4 2 12 *@Asia/Kolkata/PT27S';
+    expect(inForce(window, '2026-12-01T23:13:26.999Z')).toEqual({ start: '2026-12-01T23:13:00.000Z', until: '2026-12-01T23:13:27.000Z' });
+    expect(inForce(window, '2026-12-01T23:13:27.000Z')).toBeUndefined();
+    expect(inForce('0 2 * * *@UTC/PT0.5S', '2026-06-01T02:00:00.499Z')).toMatchObject({ until: '2026-06-01T02:00:00.500Z' });
   });
 
   it('says what is wrong', () => {

@@ -13,7 +13,8 @@ export interface CapabilityOptions {
   tokenUrl?: string;
 }
 
-function smartSecurity(tokenUrl: string): CapabilityStatementRestSecurity {
+/** How a client signs in, as the CapabilityStatement says it (also the vendor profile's: ./vendor/capability.ts). */
+export function smartSecurity(tokenUrl: string): CapabilityStatementRestSecurity {
   return {
     service: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/restful-security-service', code: 'SMART-on-FHIR' }] }],
     extension: [

@@ -1,5 +1,6 @@
 // The bundled FHIR R4 server over node:http: routes the public documents (metadata, smart-configuration),
-// the token endpoint and, behind the sign-in guard when it is on, every FHIR interaction.
+// the token endpoint and, behind the sign-in guard when it is on, every FHIR interaction; with the vendor
+// profile (./vendor/), its refusals in front of the store and its counters at GET /_control/counters.
 // The embedded default EMR for `npm start`, the end-to-end tests and QA.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,8 @@ import { capabilityStatement } from './capability.ts';
 import { loadFhirDefinitions } from './definitions.ts';
 import { createFhirHandler, WRITES, type FhirHandler } from './fhir-handler.ts';
 import { BadRequestBody, outcome, readJsonBody, sendFhir, sendJson } from './http.ts';
+import { DEFAULT_MASTER_DATA_FILE } from './vendor/master-data.ts';
+import { createVendorProfile, type VendorProfile } from './vendor/profile.ts';
 
 export type { BundledAuthServer } from './auth/bundled-auth.ts';
 
@@ -32,6 +35,14 @@ export interface FhirServerOptions {
    * servers without them.
    */
   transactions?: boolean;
+  /**
+   * Default 'default'. 'vendor': an EMR that owns its records, as Oracle Health Millennium's R4 API (./vendor/rules.ts):
+   * its own CapabilityStatement and refusals (conditionalCreate and transactions do not apply), master data
+   * loaded at start, and counters of what it was asked at GET /_control/counters.
+   */
+  profile?: 'default' | 'vendor';
+  /** The vendor profile's master data (a FHIR collection Bundle); default samples/emr-master-data.json. */
+  masterDataFile?: string;
 }
 
 export interface RunningFhirServer {
@@ -61,10 +72,12 @@ interface Routes {
   fhir: FhirHandler;
   auth: BundledAuth | undefined;
   capability: object;
+  vendor: VendorProfile | undefined;
 }
 
 async function handleFhir(routes: Routes, req: IncomingMessage, res: ServerResponse, url: string): Promise<void> {
   const method = (req.method ?? 'GET').toUpperCase() as HttpMethod;
+  routes.vendor?.observe(method, url, req.headers);
   const signedIn = routes.auth?.guard.authenticate(req.headers);
   if (signedIn && 'refusal' in signedIn) {
     sendFhir(res, signedIn.refusal.status, signedIn.refusal.body, signedIn.refusal.headers);
@@ -97,6 +110,11 @@ async function route(routes: Routes, req: IncomingMessage, res: ServerResponse):
     return;
   }
   if (pathname === '/auth/token' && routes.auth) return routes.auth.tokenEndpoint(req, res);
+  if (pathname?.startsWith('/_control/') && routes.vendor) {
+    if (pathname === '/_control/counters' && req.method === 'GET') sendJson(res, 200, routes.vendor.counters());
+    else sendJson(res, 404, { error: 'the control routes are GET /_control/counters' });
+    return;
+  }
   return handleFhir(routes, req, res, url);
 }
 
@@ -104,13 +122,17 @@ export async function startFhirServer(opts: FhirServerOptions): Promise<RunningF
   loadFhirDefinitions();
   const conditionalCreate = opts.conditionalCreate ?? true;
   const transactions = opts.transactions ?? true;
-  const fhir = await createFhirHandler({
+  const vendorProfile = opts.profile === 'vendor';
+  const store = await createFhirHandler({
     logger: opts.logger,
-    conditionalCreate,
-    transactions,
+    conditionalCreate: conditionalCreate && !vendorProfile,
+    transactions: transactions && !vendorProfile,
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.dataFile ? { dataFile: opts.dataFile } : {}),
   });
+  const vendor = vendorProfile
+    ? await createVendorProfile({ store, masterDataFile: opts.masterDataFile ?? DEFAULT_MASTER_DATA_FILE, logger: opts.logger })
+    : undefined;
   const server = createServer();
   const host = opts.host ?? '127.0.0.1';
   const port = await listen(server, opts.port ?? 0, host);
@@ -123,7 +145,9 @@ export async function startFhirServer(opts: FhirServerOptions): Promise<RunningF
         logger: opts.logger,
       })
     : undefined;
-  const routes: Routes = { fhir, auth, capability: capabilityStatement({ conditionalCreate, transactions, ...(auth ? { tokenUrl: auth.api.tokenUrl } : {}) }) };
+  const tokenUrl = auth ? { tokenUrl: auth.api.tokenUrl } : {};
+  const capability = vendor ? vendor.capability(tokenUrl) : capabilityStatement({ conditionalCreate, transactions, ...tokenUrl });
+  const routes: Routes = { fhir: vendor?.fhir ?? store, auth, capability, vendor };
   // Attached in the same tick the listen promise settles, before any connection can be read.
   server.on('request', (req, res) => {
     route(routes, req, res).catch((err: unknown) => {

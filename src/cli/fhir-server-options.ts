@@ -1,5 +1,5 @@
-// The `emr-bridge fhir-server` options beyond the port: sign-in (`--auth`, `--client`, `--token-lifetime`)
-// and the bind address, checked into FhirServerOptions and the clients to register at start.
+// The `emr-bridge fhir-server` options beyond the port: sign-in (`--auth`, `--client`, `--token-lifetime`),
+// the bind address and the profile (`--profile`), checked into FhirServerOptions and the clients to register at start.
 import { readFileSync } from 'node:fs';
 import { UsageError } from './args.ts';
 import type { FhirServerOptions } from '../fhir-server/server.ts';
@@ -11,6 +11,7 @@ export interface FhirServerCliValues {
   host?: string | undefined;
   'no-transactions'?: boolean | undefined;
   'no-conditional-create'?: boolean | undefined;
+  profile?: string | undefined;
 }
 
 export interface StartupClient {
@@ -22,6 +23,12 @@ export interface FhirServerCliOptions {
   host: string;
   auth?: NonNullable<FhirServerOptions['auth']>;
   clients: StartupClient[];
+  profile: NonNullable<FhirServerOptions['profile']>;
+}
+
+function profileOf(value: string | undefined): 'default' | 'vendor' {
+  if (value === undefined || value === 'default' || value === 'vendor') return value ?? 'default';
+  throw new UsageError(`--profile must be default or vendor, got ${value}`);
 }
 
 function authMode(value: string | undefined): 'none' | 'smart' {
@@ -54,6 +61,7 @@ function startupClient(value: string): StartupClient {
 }
 
 export function fhirServerCliOptions(values: FhirServerCliValues): FhirServerCliOptions {
+  const profile = profileOf(values.profile);
   const smart = authMode(values.auth) === 'smart';
   const lifetime = tokenLifetime(values['token-lifetime']);
   const clientArgs = values.client ?? [];
@@ -64,5 +72,6 @@ export function fhirServerCliOptions(values: FhirServerCliValues): FhirServerCli
     host,
     ...(smart ? { auth: lifetime === undefined ? {} : { tokenLifetimeSeconds: lifetime } } : {}),
     clients: clientArgs.map(startupClient),
+    profile,
   };
 }

@@ -47,6 +47,7 @@ export async function fhirServerCommand(argv: string[]): Promise<number> {
     // What a vendor's EMR may lack, to see the adapter without it (the claims one by one).
     ...(values['no-transactions'] ? { transactions: false } : {}),
     ...(values['no-conditional-create'] ? { conditionalCreate: false } : {}),
+    profile: options.profile,
     logger,
   });
   try {

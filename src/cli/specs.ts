@@ -79,6 +79,12 @@ export const SPECS = {
         help: 'declare and serve no transaction Bundles (a Bundle posted to the base answers 405), as many vendor EMRs',
       },
       'no-conditional-create': { type: 'boolean', help: 'declare no conditional create and ignore If-None-Exist (a plain create), as some EMRs' },
+      profile: {
+        type: 'string',
+        value: 'default|vendor',
+        help: 'vendor: an EMR that owns its records (Practitioner, Location read only; no conditional create or transactions), its master data from samples/emr-master-data.json',
+        default: 'default',
+      },
     },
   },
   'hl7-emr': {

@@ -24,7 +24,7 @@ const dismissal = z.strictObject({ reason: z.string(), by: z.string(), at: iso }
 const eventStatus = z.strictObject({
   eventId: z.string(),
   eventType: z.string(),
-  state: z.enum(['received', 'pending', 'retrying', 'applied', 'discarded_stale', 'dead', 'dismissed']),
+  state: z.enum(['received', 'pending', 'retrying', 'waiting', 'applied', 'discarded_stale', 'dead', 'dismissed']),
   attempts: z.number().int(),
   lastError: z.string().optional(),
   receivedAt: iso,
@@ -43,7 +43,7 @@ const nextCursor = z.string().nullable().describe('Pass it as `cursor` for the n
 
 const eventHistoryStep = z.strictObject({
   at: iso,
-  state: z.enum(['received', 'retrying', 'waiting', 'applied', 'discarded_stale', 'dead', 'replayed', 'dismissed']),
+  state: z.enum(['received', 'retrying', 'waiting', 'waiting_for_mapping', 'applied', 'discarded_stale', 'dead', 'replayed', 'dismissed']),
   attempt: z.number().int().describe('The attempt the change ended (0: none yet, or a fresh start after a replay).'),
   reason: z.string().optional().describe("A failure's code and message, or a dismissal's reason."),
 });
@@ -70,6 +70,10 @@ const eventSummary = z.strictObject({
   lastError: z.string().optional(),
   receivedAt: iso,
   finishedAt: iso.optional(),
+  waitingFor: z
+    .strictObject({ entityType: z.string(), serviceId: z.string() })
+    .optional()
+    .describe('A waiting event: the first record it lacks, in the order patient, doctor, location (map it in the crosswalk).'),
 });
 const documentHistoryStep = z.strictObject({
   at: iso,

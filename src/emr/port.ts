@@ -178,9 +178,31 @@ export interface DocumentOutcome {
 /** The port's methods that make no call to the EMR (wiring, closing, its own marks, its links' counts): never wrapped as calls. */
 export const LOCAL_PORT_METHODS: ReadonlySet<string> = new Set(['start', 'close', 'pruneBefore', 'links']);
 
+/** The service records the adapter maps to EMR records without always creating them (the crosswalk's types). */
+export type MappedEntityType = 'patient' | 'doctor' | 'location';
+
+/** An EMR record a person may choose for a service record (a crosswalk suggestion). */
+export interface RecordSuggestion {
+  emrId: string;
+  /** What a person recognises it by (a name; for a patient, the name and phone the EMR holds). */
+  display: string;
+}
+
 export interface EmrPort {
   /** How its records are named to a person (the console, the event history, mapping lookups). */
   readonly refs: RecordRefs;
+  /**
+   * Whether the adapter may create records of this type in the EMR (FHIR: FHIR_CREATES, by default what the EMR's
+   * CapabilityStatement declares). Absent: it may. A type it may not create is matched only: the crosswalk, the
+   * EMR by the service's id (findByServiceId), the snapshot's externalId; otherwise its events wait.
+   */
+  mayCreate?(entityType: MappedEntityType): Promise<boolean>;
+  /** The one EMR record carrying the service's id, without creating one; undefined when there is none. */
+  findByServiceId?(entityType: MappedEntityType, serviceId: string): Promise<string | undefined>;
+  /** Whether the EMR holds this record; undefined when the EMR cannot be asked (HL7 v2: the id is taken as given). */
+  recordExists?(entityType: MappedEntityType, emrId: string): Promise<boolean | undefined>;
+  /** The EMR's records that match by name (and phone, for a patient), for a person to choose from. */
+  suggest?(entityType: MappedEntityType, query: { name: string; phone?: string }): Promise<RecordSuggestion[]>;
   /**
    * How documents reach the adapter: 'scanned' (default), listDocumentsChangedSince on the pusher's schedule;
    * 'pushed', through EmrInbound.documentPushed (listDocumentsChangedSince then finds nothing).

@@ -44,7 +44,10 @@ export async function findOrClaim(
   entityType: MappingEntityType,
   entity: Entity,
   ensure: () => Promise<EmrRecord>,
+  resolved?: string,
 ): Promise<Found> {
+  // A record the EMR owns, resolved before anything was written (./resolve.ts): named, never created.
+  if (resolved !== undefined) return noteRecord(deps, out, entityType, entity, { id: resolved, isNew: false });
   // A mapping, once recorded, never changes: one found needs no section.
   const mapped = await deps.mappings.find(entityType, entity.serviceId);
   // Find-or-create is one step per entity: two events naming the same new doctor make one record. The record
@@ -75,12 +78,13 @@ export const patientInput = (p: PatientEntity): PatientInput => ({ serviceId: p.
  * Check, write and version are one step per patient, so an older snapshot carried by another appointment's
  * event, applied at the same moment, can never land after a newer one.
  */
-export async function applyPatientSnapshot(deps: ApplyDeps, out: Applied, patient: PatientEntity, event: EventMark): Promise<string> {
+export async function applyPatientSnapshot(deps: ApplyDeps, out: Applied, patient: PatientEntity, event: EventMark, resolved?: string): Promise<string> {
   const input = patientInput(patient);
   return deps.locks.run(patientKey(patient.serviceId), async () => {
     // The service's externalId, when it has one, is an EMR patient id: the EMR's own record the service met
     // through a document (sent with patientExternalId), which this event must find, not duplicate.
-    const record = await findOrClaim(deps, out, 'patient', patient, () => deps.emr.ensurePatient({ ...input, externalId: patient.externalId }));
+    const ensure = () => deps.emr.ensurePatient({ ...input, externalId: patient.externalId });
+    const record = await findOrClaim(deps, out, 'patient', patient, ensure, resolved);
     await takeSnapshot(deps, out, patient, event, record);
     return record.id;
   });

@@ -13,6 +13,7 @@ import type { EntityLocks } from '../storage/entity-locks.ts';
 import type { MappingStore } from '../storage/mappings.ts';
 import type { MappingClaim } from '../storage/processing.ts';
 import type { AppliedVersion, EntityVersions } from '../storage/versions.ts';
+import { type Participant, type Resolved, type ResolveDeps, resolveOwned } from './resolve.ts';
 import {
   applyPatientSnapshot,
   claimKey,
@@ -33,6 +34,8 @@ export interface DocumentEventSink {
 export interface ApplyDeps {
   emr: EmrPort;
   mappings: Pick<MappingStore, 'find' | 'record'>;
+  /** Where the records the EMR owns are mapped, and listed when unmapped (./resolve.ts). */
+  crosswalk: ResolveDeps['crosswalk'];
   documentEvents: DocumentEventSink;
   locks: EntityLocks;
   versions: Pick<EntityVersions, 'newest' | 'note'>;
@@ -106,16 +109,16 @@ function claimOf(e: AppointmentEvent, mapped: Mapped): AppointmentClaim {
  * key of each unmapped record, sorted; so no two events wait for each other in a ring. False when nothing was done
  * (the port cannot, or the appointment got a mapping meanwhile): the caller claims one by one.
  */
-async function claimAtOnce(deps: ApplyDeps, e: AppointmentEvent, out: Applied): Promise<boolean> {
+async function claimAtOnce(deps: ApplyDeps, e: AppointmentEvent, out: Applied, resolved: Resolved): Promise<boolean> {
   if (!deps.emr.claimAppointment) return false;
-  const before = await mappedRecords(deps, e);
+  const before = { ...(await mappedRecords(deps, e)), ...resolved };
   if (before.appointment !== undefined || (before.patient === undefined && e.patient.externalId !== null)) return false;
   const serviceIds = { patient: e.patient.serviceId, doctor: e.doctor.serviceId, location: e.location.serviceId, appointment: e.appointment.serviceId };
   const unmapped = (Object.keys(serviceIds) as (keyof Mapped)[]).filter((t) => before[t] === undefined);
   const keys = [patientKey(e.patient.serviceId), ...unmapped.map((t) => claimKey(t, serviceIds[t])).sort()];
   return deps.locks.runAll(keys, async () => {
     // Mappings recorded meanwhile (by an event that held these sections before) are named, not claimed.
-    const mapped = await mappedRecords(deps, e);
+    const mapped = { ...(await mappedRecords(deps, e)), ...resolved };
     if (mapped.appointment !== undefined) return false;
     const claimed = await deps.emr.claimAppointment!(claimOf(e, mapped));
     if (!claimed) return false;
@@ -146,13 +149,22 @@ async function settleClaim(deps: ApplyDeps, out: Applied, e: AppointmentEvent, m
   if (!appointment.isNew) await deps.emr.updateAppointment(appointment.id, appointmentInput(e, patient, doctor, location));
 }
 
+/** The records an appointment event names that the EMR may own, in the order a waiting event lists them. */
+const participantsOf = (e: AppointmentEvent): Participant[] => [
+  { entityType: 'patient', serviceId: e.patient.serviceId, externalId: e.patient.externalId, name: null },
+  { entityType: 'doctor', serviceId: e.doctor.serviceId, externalId: e.doctor.externalId, name: e.doctor.name },
+  { entityType: 'location', serviceId: e.location.serviceId, externalId: e.location.externalId, name: e.location.name },
+];
+
 async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Applied): Promise<void> {
-  if (await claimAtOnce(deps, e, out)) return;
-  const patient = { id: await applyPatientSnapshot(deps, out, e.patient, e) };
-  const doctor = await findOrClaim(deps, out, 'doctor', e.doctor, () => deps.emr.ensurePractitioner({ serviceId: e.doctor.serviceId, name: e.doctor.name }));
-  const location = await findOrClaim(deps, out, 'location', e.location, () =>
-    deps.emr.ensureLocation({ serviceId: e.location.serviceId, name: e.location.name }),
-  );
+  // Every participant the EMR owns is resolved before anything is written: one unmapped, and the event waits.
+  const resolved = await resolveOwned(deps, participantsOf(e));
+  if (await claimAtOnce(deps, e, out, resolved)) return;
+  const patient = { id: await applyPatientSnapshot(deps, out, e.patient, e, resolved.patient) };
+  const ensureDoctor = () => deps.emr.ensurePractitioner({ serviceId: e.doctor.serviceId, name: e.doctor.name });
+  const doctor = await findOrClaim(deps, out, 'doctor', e.doctor, ensureDoctor, resolved.doctor);
+  const ensureLocation = () => deps.emr.ensureLocation({ serviceId: e.location.serviceId, name: e.location.name });
+  const location = await findOrClaim(deps, out, 'location', e.location, ensureLocation, resolved.location);
   const input = appointmentInput(e, patient, doctor, location);
   const appointment = await findOrClaim(deps, out, 'appointment', e.appointment, () => deps.emr.ensureAppointment(input));
   // A record that already existed (found, not created by this call) gets this event's full snapshot.
@@ -163,9 +175,12 @@ async function applyAppointment(deps: ApplyDeps, e: AppointmentEvent, out: Appli
 export async function applyEvent(deps: ApplyDeps, event: WebhookEvent): Promise<Applied> {
   const out: Applied = { claims: [], versions: [], refs: [] };
   switch (event.eventType) {
-    case 'patient.created':
-      await applyPatientSnapshot(deps, out, (event as PatientCreatedEvent).patient, event);
+    case 'patient.created': {
+      const { patient } = event as PatientCreatedEvent;
+      const resolved = await resolveOwned(deps, [{ entityType: 'patient', serviceId: patient.serviceId, externalId: patient.externalId, name: null }]);
+      await applyPatientSnapshot(deps, out, patient, event, resolved.patient);
       break;
+    }
     case 'document.delivered':
     case 'document.failed':
       await deps.documentEvents.apply(event);

@@ -52,6 +52,7 @@ export const eventSummaryView = (r: EventRow) => ({
   ...(r.lastError ? { lastError: r.lastError } : {}),
   receivedAt: toIso(r.receivedAt),
   ...(r.finishedAt !== null ? { finishedAt: toIso(r.finishedAt) } : {}),
+  ...(r.waitingFor ? { waitingFor: r.waitingFor } : {}),
 });
 
 export const historyView = (h: EventHistoryEntry) => ({

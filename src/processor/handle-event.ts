@@ -16,6 +16,7 @@ import { retryAfterOf } from '../work/retry-after.ts';
 import { inSpan, SPAN_NAMES, type SpanScope, storedContext } from '../tracing/spans.ts';
 import { type Applied, type ApplyDeps, applyEvent, type DocumentEventSink } from './apply.ts';
 import { patientKey } from './apply-records.ts';
+import { RecordsUnmapped } from './resolve.ts';
 import type { Parsed, ParsedEvent } from '../contract/stored-event.ts';
 import type { OutcomeBatch } from './write-batch.ts';
 
@@ -27,7 +28,7 @@ export interface ProcessorCounters {
 
 export interface EventHandlingDeps {
   logger: Logger;
-  stores: Pick<ProcessorStores, 'queue' | 'versions' | 'mappings' | 'locks'>;
+  stores: Pick<ProcessorStores, 'queue' | 'versions' | 'mappings' | 'locks' | 'crosswalk'>;
   emr: EmrPort;
   documentEvents: DocumentEventSink;
   /** Decides what a failed attempt leads to (incidents are waited out behind `emrGate`). */
@@ -68,6 +69,7 @@ function createApplier(deps: Pick<EventHandlingDeps, 'stores' | 'emr' | 'documen
   const applyDeps: ApplyDeps = {
     emr: deps.emr,
     mappings: deps.stores.mappings,
+    crosswalk: deps.stores.crosswalk,
     documentEvents: deps.documentEvents,
     locks: deps.stores.locks,
     versions,
@@ -220,6 +222,13 @@ export function createEventHandling(deps: EventHandlingDeps): EventHandling {
       span.set({ 'emr_bridge.event.outcome': 'applied' });
       return true;
     } catch (err) {
+      if (err instanceof RecordsUnmapped) {
+        span.set({ 'emr_bridge.event.outcome': 'waiting' });
+        batch.add({ kind: 'waiting', inboxId: c.inboxId, lacks: err.lacks, reason: err.message }, () =>
+          log().info({ eventType: event.eventType, lacks: err.lacks }, 'event waits for a record to be mapped in the crosswalk'),
+        );
+        return false;
+      }
       span.fail(err);
       const outcome = parking.afterFailure(c, event, err, log, batch);
       span.set({ 'emr_bridge.event.outcome': outcome });

@@ -70,6 +70,22 @@ const INTAKE_PER_PASS = 500;
 /** How often the retention pass runs. */
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
+/**
+ * How often a pass looks for waiting events whose records are all mapped now: the backstop for a mapping set on
+ * another replica, or between an event's decision to wait and its commit (a mapping wakes its events at once too).
+ */
+const WAKE_EVERY_MS = 1_000;
+
+/** The waiting events whose records were mapped, made due: at most once per WAKE_EVERY_MS. */
+function createWakeWhenDue(deps: Pick<ProcessorDeps, 'stores' | 'clock'>): () => Promise<void> {
+  let last = -Infinity;
+  return async () => {
+    if (deps.clock.now() - last < WAKE_EVERY_MS) return;
+    last = deps.clock.now();
+    await deps.stores.crosswalk.wakeMapped();
+  };
+}
+
 /** Retention, at most once per PRUNE_EVERY_MS (the first pass prunes). */
 function createPruneWhenDue(
   deps: Pick<ProcessorDeps, 'stores' | 'pruneFinishedDocuments' | 'pruneAudit' | 'pruneEmr' | 'pruneQuarantine' | 'clock' | 'logger' | 'config'>,
@@ -124,11 +140,12 @@ export function createProcessor(deps: ProcessorDeps): Processor {
     onMappingsQueued: () => mappingWorker.wake(),
   });
   const pruneWhenDue = createPruneWhenDue(deps);
+  const wakeWhenDue = createWakeWhenDue(deps);
 
   /** Whether to start another event: not once stop() was called or an EMR incident closed the gate. */
   const going = () => !worker.stopping() && !emrGate.closed();
 
-  /** One pass: intake, then what is due (taking in what arrives meanwhile), then retention. */
+  /** One pass: intake, waiting events whose records were mapped, then what is due (taking in what arrives meanwhile), then retention. */
   async function pass(): Promise<PassResult> {
     let parked = 0;
     const intake = async () => {
@@ -137,6 +154,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       return taken;
     };
     const first = await intake();
+    await wakeWhenDue();
     const finished = await runFlow({
       queue,
       handle: events.handleClaimed,

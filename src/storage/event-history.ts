@@ -28,6 +28,8 @@ export function outcomeHistory(o: EventOutcome): OutcomeHistory | undefined {
       return { inboxId: o.inboxId, state: 'retrying', reason: o.reason, refund: 0, refs: null };
     case 'wait':
       return { inboxId: o.inboxId, state: 'waiting', reason: o.reason, refund: 1, refs: null };
+    case 'waiting':
+      return { inboxId: o.inboxId, state: 'waiting_for_mapping', reason: o.reason, refund: 1, refs: null };
     case 'release':
       return undefined;
   }

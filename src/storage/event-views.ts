@@ -8,7 +8,7 @@
 import type { EventState } from './processing.ts';
 
 /** What an event's history records: received (at intake, stamped with its received time), then each change. */
-export type EventHistoryState = 'received' | 'retrying' | 'waiting' | 'applied' | 'discarded_stale' | 'dead' | 'replayed' | 'dismissed';
+export type EventHistoryState = 'received' | 'retrying' | 'waiting' | 'waiting_for_mapping' | 'applied' | 'discarded_stale' | 'dead' | 'replayed' | 'dismissed';
 
 export interface EventHistoryEntry {
   /** Epoch ms. */
@@ -49,6 +49,8 @@ export interface EventRow {
   /** Epoch ms. */
   receivedAt: number;
   finishedAt: number | null;
+  /** A waiting event: the first record it lacks, in the order patient, doctor, location. */
+  waitingFor?: { entityType: string; serviceId: string };
 }
 
 export interface EventRecord extends EventRow {
@@ -95,7 +97,8 @@ export const entityKeysOf = (serviceId: string): string[] => ['appointment', 'pa
 /** Every event, taken in or not: the inbox row with its processing row when there is one. */
 export const EVENTS_FROM = 'FROM inbox_events e LEFT JOIN processing p ON p.inbox_id = e.id';
 
-export const EVENT_ROW_COLUMNS = `e.id AS inbox_id, e.event_id, e.event_type, e.received_at, p.entity_key, p.state, p.attempts, p.last_error, p.finished_at`;
+export const EVENT_ROW_COLUMNS = `e.id AS inbox_id, e.event_id, e.event_type, e.received_at, p.entity_key, p.state, p.attempts, p.last_error, p.finished_at,
+  CASE WHEN p.state = 'waiting' THEN (SELECT w.entity_type || ':' || w.service_id FROM crosswalk_waits w WHERE w.inbox_id = p.inbox_id ORDER BY w.ord LIMIT 1) END AS waiting_for`;
 
 export interface EventRowColumns {
   inbox_id: number;
@@ -107,6 +110,8 @@ export interface EventRowColumns {
   attempts: number | null;
   last_error: string | null;
   finished_at: number | null;
+  /** `doctor:doc_1`: a waiting event's first lacked record. */
+  waiting_for?: string | null;
 }
 
 /** An event_history row as both engines read it. */
@@ -151,7 +156,14 @@ export const toEventRow = (r: EventRowColumns): EventRow => ({
   lastError: r.last_error,
   receivedAt: Number(r.received_at),
   finishedAt: r.finished_at === null ? null : Number(r.finished_at),
+  ...(r.waiting_for ? { waitingFor: waitingForOf(r.waiting_for) } : {}),
 });
+
+/** `doctor:doc_1` as the record it names (a service id may itself hold a colon). */
+function waitingForOf(key: string): { entityType: string; serviceId: string } {
+  const at = key.indexOf(':');
+  return { entityType: key.slice(0, at), serviceId: key.slice(at + 1) };
+}
 
 /**
  * Received and applied per minute in [since, until) (minute starts): one query over two indexes, each read alone.
@@ -174,6 +186,7 @@ export const EVENT_VIEW_STATES = [
   'received',
   'pending',
   'retrying',
+  'waiting',
   'applied',
   'discarded_stale',
   'dead',

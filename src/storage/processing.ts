@@ -7,8 +7,18 @@ import type { MappingEntityType } from '../contract/api.ts';
 import type { Parsed, ParsedEvent } from '../contract/stored-event.ts';
 import type { AppliedVersion } from './versions.ts';
 
-/** 'dismissed': a dead letter a person set aside for good (see src/processor/dead-letters.ts). */
-export type EventState = 'pending' | 'retrying' | 'applied' | 'discarded_stale' | 'dead' | 'dismissed';
+/**
+ * 'dismissed': a dead letter a person set aside for good (see src/processor/dead-letters.ts). 'waiting': the event
+ * needs an EMR record nobody has mapped yet (docs/crosswalk.md); it heads its entity, is never due, and is due
+ * again once each record it lacks is mapped.
+ */
+export type EventState = 'pending' | 'retrying' | 'waiting' | 'applied' | 'discarded_stale' | 'dead' | 'dismissed';
+
+/** A record an event lacks: a service patient, doctor or location with no EMR record the adapter may use. */
+export interface LackedRecord {
+  entityType: 'patient' | 'doctor' | 'location';
+  serviceId: string;
+}
 
 export interface ClaimedEvent {
   inboxId: number;
@@ -63,7 +73,12 @@ export type EventOutcome =
   /** Tried again at `at`, the attempt given back: the failure was a dependency's incident, not this event's. */
   | { kind: 'wait'; inboxId: number; at: number; reason: string }
   /** Handed back untried: its lease freed, its attempt given back, due as it was. */
-  | { kind: 'release'; inboxId: number };
+  | { kind: 'release'; inboxId: number }
+  /**
+   * Waits, its attempt given back and no timer set, until every record in `lacks` (in the order patient, doctor,
+   * location) is mapped; a record mapped before this is written is not waited for (so no wake-up is lost).
+   */
+  | { kind: 'waiting'; inboxId: number; lacks: LackedRecord[]; reason: string };
 
 /** The next claim, made in the same transaction as a batch's outcomes. */
 export interface NextClaim {

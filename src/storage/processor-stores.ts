@@ -2,6 +2,7 @@
 // createSqliteProcessorStores (./sqlite/processor-stores.ts) or createPostgresProcessorStores
 // (./postgres/processor-stores.ts). The processor, its admin routes and the metrics take these, never a
 // database handle.
+import type { CrosswalkStore } from './crosswalk.ts';
 import type { DeadLetterStores } from './dead-letters.ts';
 import type { EntityLocks } from './entity-locks.ts';
 import type { EventViews } from './event-views.ts';
@@ -24,6 +25,8 @@ export interface ProcessorStores {
   events: EventViews;
   /** Mappings looked up both ways, for a person. */
   mappingLookup: MappingLookup;
+  /** The crosswalk's rows and the events waiting for them: written only through src/crosswalk/. */
+  crosswalk: CrosswalkStore;
   /** Ends what the stores opened themselves (PostgreSQL: the entity locks' connections); not the database. */
   close(): Promise<void>;
 }

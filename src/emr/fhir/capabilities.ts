@@ -15,6 +15,8 @@ export interface FhirCapabilities {
   fhirVersion: string;
   /** True when the server declares conditional create (If-None-Exist) for the type. */
   conditionalCreate(resourceType: string): boolean;
+  /** True when the server declares the create interaction for the type. */
+  creates(resourceType: string): boolean;
   /** True when the server declares the transaction interaction and conditional create for every claimed type. */
   transactions(): boolean;
 }
@@ -30,9 +32,15 @@ export function readCapabilities(statement: unknown): FhirCapabilities {
   const servers = (s.rest ?? []).filter((r) => r.mode === 'server');
   const resources = servers.flatMap((r) => r.resource ?? []);
   const conditional = new Set<string>(resources.filter((r) => r.conditionalCreate === true).map((r): string => r.type));
+  const creatable = new Set<string>(resources.filter((r) => (r.interaction ?? []).some((i) => i.code === 'create')).map((r): string => r.type));
   const transaction = servers.some((r) => (r.interaction ?? []).some((i) => i.code === 'transaction'));
   const transactions = transaction && CLAIMED_TYPES.every((t) => conditional.has(t));
-  return { fhirVersion: version, conditionalCreate: (type) => conditional.has(type), transactions: () => transactions };
+  return {
+    fhirVersion: version,
+    conditionalCreate: (type) => conditional.has(type),
+    creates: (type) => creatable.has(type),
+    transactions: () => transactions,
+  };
 }
 
 export interface CapabilityCheck {

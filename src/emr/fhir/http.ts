@@ -224,6 +224,13 @@ export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
         undefined,
         parseRetryAfter(res.headers['retry-after'], opts.clock.now()),
       );
+    // 405: the interaction itself is not allowed, for every record alike: an EMR-wide incident, not one dead letter per event.
+    if (status === 405)
+      throw new EmrError(
+        'emr_incompatible',
+        `the EMR does not allow ${method} ${label.split('/')[0] || 'on its base'} (405): check its CapabilityStatement, FHIR_CREATES and the client's scopes`,
+        status,
+      );
     if (status >= 400) throw new EmrError('emr_rejected', `the EMR refused ${method} ${label} (${status})`, status);
     let parsed: unknown;
     try {

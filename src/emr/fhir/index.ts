@@ -18,6 +18,8 @@ import { createFhirHttp, type FhirHttp } from './http.ts';
 import { createPatientOperations } from './patients.ts';
 import { appointmentResource, isKnownStatus, locationResource, practitionerResource } from './mapping.ts';
 import { fhirRecordRefs } from './refs.ts';
+import { createOwnedRecords } from './owned-records.ts';
+import type { CreatableType } from './settings.ts';
 import { createAppointmentClaims } from './transaction.ts';
 
 export interface FhirEmrOptions {
@@ -35,6 +37,8 @@ export interface FhirEmrOptions {
   metrics?: Pick<Metrics, 'registry'>;
   /** Calls in flight at once (EMR_MAX_CONCURRENCY, adapted); unset: a fixed 16. */
   limit?: AdaptiveLimit;
+  /** FHIR_CREATES: which records the adapter may create; unset: what the CapabilityStatement declares. */
+  creates?: readonly CreatableType[];
 }
 
 export interface FhirEmr extends EmrPort {
@@ -62,6 +66,7 @@ export function createFhirEmr(opts: FhirEmrOptions): FhirEmr {
   return {
     http,
     refs: fhirRecordRefs,
+    ...createOwnedRecords({ http, capabilities, claims, ...(opts.creates ? { creates: opts.creates } : {}) }),
     ...createPatientOperations({ http, system, claims, logger: opts.logger, metrics: opts.metrics }),
     ensurePractitioner: (d) => claims.findOrCreate(practitionerResource(system, d), d.serviceId),
     ensureLocation: (l) => claims.findOrCreate(locationResource(system, l), l.serviceId),

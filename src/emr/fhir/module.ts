@@ -58,6 +58,7 @@ export const fhirModule: EmrModule<'fhir'> = {
         prescriptionTypeCodes: settings.prescriptionTypeCodes,
         auth,
         maxContentBytes: settings.maxContentBytes,
+        ...(settings.creates ? { creates: settings.creates } : {}),
         clock,
         logger: host.logger.child({ component: 'emr' }),
         metrics,

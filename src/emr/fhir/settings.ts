@@ -34,7 +34,23 @@ export const FHIR_SETTINGS_SHAPE = {
     .transform((s) => (s ?? '').split(/\s+/).filter(Boolean)),
   // A document's content read from the EMR (a Binary's JSON is a third larger than the 15 MB file it holds).
   FHIR_MAX_CONTENT_BYTES: int(25 * 1024 * 1024, 1024),
+  // Which of Patient, Practitioner, Location the adapter may create; unset: what the CapabilityStatement declares.
+  FHIR_CREATES: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return undefined;
+      if (v.trim() === 'none') return [];
+      const types = v.split(',').map((t) => t.trim());
+      const unknown = types.filter((t) => !(CREATABLE_TYPES as readonly string[]).includes(t));
+      if (unknown.length) ctx.addIssue({ code: 'custom', message: `not ${CREATABLE_TYPES.join(', ')} or none: ${unknown.join(', ').slice(0, 80)}` });
+      return [...new Set(types)] as CreatableType[];
+    }),
 };
+
+/** The resource types FHIR_CREATES may name: the records the adapter claims by the service's id, appointments aside. */
+export const CREATABLE_TYPES = ['Patient', 'Practitioner', 'Location'] as const;
+export type CreatableType = (typeof CREATABLE_TYPES)[number];
 
 const fhirSchema = z.object(FHIR_SETTINGS_SHAPE);
 type FhirRaw = z.output<typeof fhirSchema>;
@@ -49,6 +65,8 @@ export interface FhirSettings {
   prescriptionTypeCodes: string[];
   auth: FhirAuthConfig;
   maxContentBytes: number;
+  /** FHIR_CREATES; unset: the types whose create interaction the EMR's CapabilityStatement declares. */
+  creates?: CreatableType[];
 }
 
 /** FHIR_* (already checked by the merged schema) to the module's settings; rule breaches go to `problems`. */
@@ -68,6 +86,7 @@ export function fhirSettingsFrom(raw: FhirRaw, ctx: EmrSettingsContext, problems
     prescriptionTypeCodes: raw.FHIR_PRESCRIPTION_TYPE_CODES,
     auth: fhirAuthFrom(raw, ctx, problems),
     maxContentBytes: raw.FHIR_MAX_CONTENT_BYTES,
+    ...(raw.FHIR_CREATES ? { creates: raw.FHIR_CREATES } : {}),
   };
 }
 

@@ -13,11 +13,13 @@ import type {
   EmrPort,
   EmrRecord,
   KnownRecord,
+  MappedEntityType,
   PatientField,
   PatientInput,
 } from '../port.ts';
 import { EmrError } from '../errors.ts';
 import { fhirRecordRefs } from '../fhir/refs.ts';
+import { createMemoryOwnedRecords, KIND_OF, type MemoryOwnedState } from './owned-records.ts';
 
 type Kind = 'patient' | 'practitioner' | 'location' | 'appointment';
 
@@ -59,6 +61,8 @@ export interface MemoryEmr extends EmrPort {
   calls: number;
 }
 
+export interface MemoryEmr extends MemoryOwnedState {}
+
 /** The fields a test reads and sets; the operations read them live. */
 type MemoryState = Pick<
   MemoryEmr,
@@ -66,7 +70,14 @@ type MemoryState = Pick<
 >;
 
 /** The state, and what only the EMR itself keeps: appointments by EMR id, the EMR's own patients, the next id. */
-type Own = { state: MemoryState; byId: Map<string, AppointmentInput>; emrPatients: Map<string, MemoryRecord>; next: number };
+type Own = {
+  state: MemoryState;
+  byId: Map<string, AppointmentInput>;
+  emrPatients: Map<string, MemoryRecord>;
+  next: number;
+  /** The types it lets the adapter create (./owned-records.ts): a create of another is refused, as a vendor EMR refuses it. */
+  creatable: Set<MappedEntityType>;
+};
 
 export function createMemoryEmr(): MemoryEmr {
   const state: MemoryState = {
@@ -81,7 +92,15 @@ export function createMemoryEmr(): MemoryEmr {
     differences: [],
     transactions: true,
   };
-  const own: Own = { state, byId: new Map(), emrPatients: new Map(), next: 1 };
+  const own: Own = { state, byId: new Map(), emrPatients: new Map(), next: 1, creatable: new Set(['patient', 'doctor', 'location']) };
+  const owned = createMemoryOwnedRecords({
+    records: state.records,
+    gate: () => gate(state),
+    nextId: () => own.next++,
+    patientById: (id) => patientById(own, id),
+    emrPatients: () => [...own.emrPatients.values()],
+  });
+  own.creatable = owned.creatable;
   // Named as the FHIR adapter names its records, whose twin this is.
   return Object.assign(
     state,
@@ -90,6 +109,7 @@ export function createMemoryEmr(): MemoryEmr {
     recordOperations(own),
     { claimAppointment: (claim: AppointmentClaim) => claimAppointment(own, claim) },
     documentOperations(own),
+    owned,
   );
 }
 
@@ -164,6 +184,12 @@ function recordOperations(own: Own): RecordOperations {
 async function claimAppointment(own: Own, claim: AppointmentClaim): Promise<AppointmentClaimed | undefined> {
   if (!own.state.transactions) return undefined;
   gate(own.state);
+  for (const [kind, p] of [
+    ['patient', claim.patient],
+    ['practitioner', claim.practitioner],
+    ['location', claim.location],
+  ] as const)
+    if ('serviceId' in p) refuseUncreatable(own, kind, p.serviceId);
   const participant = <I extends { serviceId: string }>(kind: Kind, p: KnownRecord | I, data: (p: I) => unknown, origin?: MemoryRecord['origin']) =>
     'serviceId' in p ? claimRecord(own, kind, p.serviceId, data(p), origin) : { id: p.id, created: false };
   const patient = participant('patient', claim.patient, (p) => ({ serviceId: p.serviceId, name: p.name, phone: p.phone }), 'adapter');
@@ -216,7 +242,15 @@ const refused = (what: string) => new EmrError('emr_rejected', `the in-memory EM
 
 async function ensure(own: Own, kind: Kind, serviceId: string, data: unknown, origin?: MemoryRecord['origin']): Promise<EmrRecord> {
   gate(own.state);
+  refuseUncreatable(own, kind, serviceId);
   return claimRecord(own, kind, serviceId, data, origin);
+}
+
+/** A create of a type the EMR keeps for itself is refused, for every record alike (as FHIR's 405 is). */
+function refuseUncreatable(own: Own, kind: Kind, serviceId: string): void {
+  const entityType = (Object.keys(KIND_OF) as MappedEntityType[]).find((t) => KIND_OF[t] === kind);
+  if (entityType && !own.creatable.has(entityType) && !own.state.records[kind].has(serviceId))
+    throw new EmrError('emr_incompatible', `the in-memory EMR does not let the adapter create a ${kind}`, 405);
 }
 
 /** The record with this serviceId, made when there is none (no call of its own: the caller's call counts). */

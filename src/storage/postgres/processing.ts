@@ -19,6 +19,8 @@ import { upsertVersions } from './versions.ts';
 const INTAKE_BATCH = 500;
 
 const OPEN = "('pending', 'retrying')";
+/** Open or waiting: a waiting event heads its entity (its later events queue behind it) though it is never due. */
+const UNFINISHED = "('pending', 'retrying', 'waiting')";
 
 /** Held by the replica taking in, for its transaction; another replica that finds it held takes in nothing. */
 const INTAKE_LOCK = "SELECT pg_try_advisory_xact_lock(hashtextextended('emr-bridge:intake', 0)) AS taken";
@@ -27,7 +29,7 @@ const CLAIM_SQL = leaseClaimSql({
   table: 'processing',
   key: 'inbox_id',
   due: `t.state IN ${OPEN} AND t.next_attempt_at <= $1
-        AND t.inbox_id = (SELECT min(q.inbox_id) FROM processing q WHERE q.entity_key = t.entity_key AND q.state IN ${OPEN})`,
+        AND t.inbox_id = (SELECT min(q.inbox_id) FROM processing q WHERE q.entity_key = t.entity_key AND q.state IN ${UNFINISHED})`,
   order: 't.inbox_id',
   join: { from: 'inbox_events e', on: 'e.id = t.inbox_id' },
   returning: 't.inbox_id AS "inboxId", e.event_id AS "eventId", t.entity_key AS "entityKey", t.attempts, e.trace_context AS "traceContext"',
@@ -153,11 +155,53 @@ async function writeOutcomes(client: PoolClient, clock: Clock, outcomes: readonl
         clock.now(),
       ],
     );
+  await writeWaiting(
+    client,
+    clock,
+    outcomes.flatMap((o) => (o.kind === 'waiting' ? [o] : [])),
+  );
   if (released.length)
     await client.query(
       `UPDATE processing SET lease_until = NULL, attempts = greatest(attempts - 1, 0) WHERE inbox_id = ANY($1::bigint[]) AND state IN ${OPEN}`,
       [released.map((o) => o.inboxId)],
     );
+}
+
+/**
+ * Waiting outcomes: the records each lacks that are still unmapped become its waits, and it waits while it has any
+ * (else it is due again at once). The crosswalk rows are read FOR SHARE first, in one order: a mapping being
+ * written now either commits before this reads them, or waits for this commit and then finds these waits to clear.
+ */
+async function writeWaiting(client: PoolClient, clock: Clock, waiting: Extract<EventOutcome, { kind: 'waiting' }>[]): Promise<void> {
+  if (!waiting.length) return;
+  const now = clock.now();
+  const lacks = waiting.flatMap((o) => o.lacks.map((l, ord) => ({ id: o.inboxId, ...l, ord })));
+  const keys = [...new Set(lacks.map((l) => `${l.entityType}\u0000${l.serviceId}`))].sort();
+  await client.query(
+    `SELECT 1 FROM crosswalk c JOIN unnest($1::text[], $2::text[]) AS k(t, s) ON c.entity_type = k.t AND c.service_id = k.s
+     ORDER BY c.entity_type, c.service_id FOR SHARE OF c`,
+    [keys.map((k) => k.split('\u0000')[0]), keys.map((k) => k.split('\u0000')[1])],
+  );
+  const ids = waiting.map((o) => o.inboxId);
+  await client.query('DELETE FROM crosswalk_waits WHERE inbox_id = ANY($1::bigint[])', [ids]);
+  await client.query(
+    `INSERT INTO crosswalk_waits (inbox_id, entity_type, service_id, ord, since)
+     SELECT l.id, l.t, l.s, l.ord, $5 FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[]) AS l(id, t, s, ord)
+     WHERE NOT EXISTS (SELECT 1 FROM crosswalk c WHERE c.entity_type = l.t AND c.service_id = l.s AND c.emr_id IS NOT NULL)
+     ON CONFLICT DO NOTHING`,
+    [lacks.map((l) => l.id), lacks.map((l) => l.entityType), lacks.map((l) => l.serviceId), lacks.map((l) => l.ord), now],
+  );
+  await client.query(
+    `WITH u AS (
+       UPDATE processing p SET state = CASE WHEN EXISTS (SELECT 1 FROM crosswalk_waits w WHERE w.inbox_id = p.inbox_id) THEN 'waiting' ELSE 'pending' END,
+         last_error = o.reason, lease_until = NULL, attempts = greatest(p.attempts - 1, 0), next_attempt_at = $3
+       FROM unnest($1::bigint[], $2::text[]) WITH ORDINALITY AS o(id, reason, n)
+       WHERE p.inbox_id = o.id AND p.state IN ${OPEN}
+       RETURNING p.inbox_id, p.attempts, p.last_error, o.n)
+     INSERT INTO event_history (inbox_id, at, state, attempt, reason)
+     SELECT inbox_id, $3, 'waiting_for_mapping', attempts + 1, last_error FROM u ORDER BY n`,
+    [ids, waiting.map((o) => o.reason), now],
+  );
 }
 
 export function createPostgresProcessingQueue(pool: Pool, clock: Clock, sealer: Sealer = createClearSealer()): ProcessingQueue {

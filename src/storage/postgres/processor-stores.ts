@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { Clock } from '../../clock.ts';
 import type { Sealer } from '../../sealing/sealer.ts';
 import type { ProcessorStores } from '../processor-stores.ts';
+import { createPostgresCrosswalkStore } from './crosswalk.ts';
 import { createPostgresDeadLetterStores } from './dead-letters.ts';
 import { createPostgresEntityLocks } from './entity-locks.ts';
 import { createPostgresMappingOutboxStore } from './mapping-outbox.ts';
@@ -42,6 +43,7 @@ export function createPostgresProcessorStores(pool: Pool, clock: Clock, opts: Po
     readings: createPostgresProcessorReadings(pool),
     events: createPostgresEventViews(pool, opts.sealer),
     mappingLookup: createPostgresMappingLookup(pool),
+    crosswalk: createPostgresCrosswalkStore(pool, clock),
     close: () => lockPool.end(),
   };
 }

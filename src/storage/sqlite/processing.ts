@@ -20,13 +20,14 @@ const INTAKE_BATCH = 500;
 /**
  * The events due now, each its entity's oldest open one, oldest first: it walks the open events in inbox
  * order (processing_open_order, so applied and discarded rows kept for dedupe are never read) and keeps
- * those that head their entity (processing_open).
+ * those that head their entity (processing_unfinished: a waiting event heads its entity too, so the entity's later
+ * events queue behind it).
  */
 export const NEXT_EVENTS_SQL = `
     SELECT p.inbox_id AS inboxId, e.event_id AS eventId, p.entity_key AS entityKey, p.attempts, e.trace_context AS traceContext
     FROM processing p JOIN inbox_events e ON e.id = p.inbox_id
     WHERE p.state IN ('pending', 'retrying')
-      AND p.inbox_id = (SELECT min(q.inbox_id) FROM processing q WHERE q.entity_key = p.entity_key AND q.state IN ('pending', 'retrying'))
+      AND p.inbox_id = (SELECT min(q.inbox_id) FROM processing q WHERE q.entity_key = p.entity_key AND q.state IN ('pending', 'retrying', 'waiting'))
       AND p.next_attempt_at <= @now
       AND (p.lease_until IS NULL OR p.lease_until <= @now)
     ORDER BY p.inbox_id
@@ -84,6 +85,7 @@ function createOutcomeWriter(db: Db, clock: Clock, versions: SqliteEntityVersion
     "UPDATE processing SET state = 'retrying', next_attempt_at = ?, last_error = ?, lease_until = NULL, attempts = max(attempts - 1, 0) WHERE inbox_id = ?",
   );
   const untried = db.prepare('UPDATE processing SET lease_until = NULL, attempts = max(attempts - 1, 0) WHERE inbox_id = ?');
+  const waiting = createWaitingWriter(db, clock);
   return (o: EventOutcome, written: Written[]): void => {
     switch (o.kind) {
       case 'applied':
@@ -105,7 +107,31 @@ function createOutcomeWriter(db: Db, clock: Clock, versions: SqliteEntityVersion
       case 'release':
         untried.run(o.inboxId);
         return;
+      case 'waiting':
+        waiting(o);
+        return;
     }
+  };
+}
+
+/**
+ * A waiting outcome: the records it lacks that are still unmapped become its waits, in this transaction, so a
+ * mapping committed before it is never waited for; with none left the event is due again at once.
+ */
+function createWaitingWriter(db: Db, clock: Clock) {
+  const clear = db.prepare('DELETE FROM crosswalk_waits WHERE inbox_id = ?');
+  const lack = db.prepare(`INSERT INTO crosswalk_waits (inbox_id, entity_type, service_id, ord, since)
+    SELECT @inboxId, @entityType, @serviceId, @ord, @now
+    WHERE NOT EXISTS (SELECT 1 FROM crosswalk c WHERE c.entity_type = @entityType AND c.service_id = @serviceId AND c.emr_id IS NOT NULL)`);
+  const mark = db.prepare(`UPDATE processing SET
+      state = CASE WHEN EXISTS (SELECT 1 FROM crosswalk_waits w WHERE w.inbox_id = @inboxId) THEN 'waiting' ELSE 'pending' END,
+      last_error = @reason, lease_until = NULL, attempts = max(attempts - 1, 0), next_attempt_at = @now
+    WHERE inbox_id = @inboxId`);
+  return (o: Extract<EventOutcome, { kind: 'waiting' }>): void => {
+    const now = clock.now();
+    clear.run(o.inboxId);
+    o.lacks.forEach((l, ord) => lack.run({ inboxId: o.inboxId, entityType: l.entityType, serviceId: l.serviceId, ord, now }));
+    mark.run({ inboxId: o.inboxId, reason: o.reason, now });
   };
 }
 

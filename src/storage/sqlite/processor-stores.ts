@@ -6,6 +6,7 @@ import { createClearSealer, type Sealer } from '../../sealing/sealer.ts';
 import { type CommitQueue, createCommitQueue } from '../../sqlite/commit-queue.ts';
 import type { Db } from '../../sqlite/open.ts';
 import type { ProcessorStores } from '../processor-stores.ts';
+import { createSqliteCrosswalkStore } from './crosswalk.ts';
 import { createSqliteDeadLetterStores } from './dead-letters.ts';
 import { createSqliteEntityLocks } from './entity-locks.ts';
 import { createSqliteMappingOutboxStore } from './mapping-outbox.ts';
@@ -39,6 +40,7 @@ export function createSqliteProcessorStores(
     readings: createSqliteProcessorReadings(db),
     events: createSqliteEventViews(db, sealer),
     mappingLookup: createSqliteMappingLookup(db),
+    crosswalk: createSqliteCrosswalkStore(db, clock),
     close: async () => undefined,
   };
 }

@@ -21,7 +21,7 @@ export const LAYERS: readonly Layer[] = [
   { name: 'stand-ins', members: ['fhir-server', 'hl7-emr', 'simulator', 'replay'] },
   { name: 'emr', members: ['emr'] },
   { name: 'config', members: ['config'] },
-  { name: 'parts', members: ['app', 'receiver', 'mappings', 'processor', 'pusher'] },
+  { name: 'parts', members: ['app', 'receiver', 'mappings', 'crosswalk', 'processor', 'pusher'] },
   { name: 'views', members: ['console', 'api-docs'] },
   { name: 'runtime', members: ['runtime'] },
   { name: 'cli', members: ['cli'] },

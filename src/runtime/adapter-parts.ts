@@ -7,6 +7,7 @@ import { createSignInThrottle, type SignInThrottle } from '../access/throttle.ts
 import { createAuditAdminRouter } from '../audit/admin-router.ts';
 import { createAuditor } from '../audit/audit-trail.ts';
 import type { Auditor } from '../audit/auditor.ts';
+import { type Crosswalk, createCrosswalk } from '../crosswalk/crosswalk.ts';
 import type { Clock } from '../clock.ts';
 import type { EmrInbound, EmrPort } from '../emr/index.ts';
 import type { AppDeps } from '../app/app.ts';
@@ -146,6 +147,22 @@ export function buildAdminAccess(
   };
 }
 
+/** The crosswalk a person changes (the admin API, the CLI through it, the console): one module over the processor's stores. */
+function buildCrosswalk(parts: { storage: Storage; workers: ReturnType<typeof buildWorkers>; emr: EmrPort; access: AdminAccess }): Crosswalk {
+  const stores = parts.workers.processorStores;
+  return createCrosswalk({
+    store: stores.crosswalk,
+    mappings: stores.mappings,
+    lookup: stores.mappingLookup,
+    locks: stores.locks,
+    emr: parts.emr,
+    auditor: parts.access.auditor,
+    coordination: parts.storage.coordination,
+    // The mapping goes to the service now, not at the outbox's next poll; the woken events apply now too.
+    onMappingQueued: () => parts.workers.processor.wake(),
+  });
+}
+
 export function appDependencies(
   opts: StartAdapterOptions,
   parts: {
@@ -178,6 +195,7 @@ export function appDependencies(
     capacityBytes: quarantineBytes,
     logger: logger.child({ component: 'admin' }),
   });
+  const crosswalk = buildCrosswalk(parts);
   return {
     logger,
     metrics,
@@ -224,7 +242,7 @@ export function appDependencies(
       createQuarantineAdminRouter({ quarantine }),
     ],
     adminSurfaceRouters: [createOpenApiRouter(adminOpenApi)],
-    consoleRouter: buildConsoleRouter(opts, { ...parts, quarantine }),
+    consoleRouter: buildConsoleRouter(opts, { ...parts, quarantine, crosswalk }),
     adminToken: parts.adminToken,
     credentials: parts.access.credentials,
     auditor: parts.access.auditor,

@@ -12,6 +12,7 @@ import { createDeadLetters } from '../processor/index.ts';
 import type { DependencyStatus } from '../status/dependency-status.ts';
 import type { EmrDowntime } from '../status/emr-downtime.ts';
 import type { Quarantine } from '../receiver/quarantine.ts';
+import type { Crosswalk } from '../crosswalk/crosswalk.ts';
 import type { Storage } from '../storage/index.ts';
 import type { AdminAccess } from './adapter-parts.ts';
 import type { StartAdapterOptions } from './adapter.ts';
@@ -30,6 +31,8 @@ export function buildConsoleRouter(
     emr: Pick<EmrPort, 'refs'>;
     /** The quarantine as an operator uses it (the admin API's too). */
     quarantine: Quarantine;
+    /** The crosswalk as a person changes it (the admin API's too): the console's "Needs mapping". */
+    crosswalk: Crosswalk;
     emrDowntime: EmrDowntime;
   },
 ): Router {

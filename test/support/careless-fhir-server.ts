@@ -19,6 +19,8 @@ export interface CarelessOptions {
   nextBase?: string;
   /** Declares (and honours) conditional create: If-None-Exist finds a record carrying that identifier. */
   conditionalCreate?: boolean;
+  /** Types whose create it refuses with 405 though it declares it (as an EMR whose rules changed would). */
+  refuseCreateOf?: string[];
 }
 
 export interface Seen {
@@ -119,6 +121,7 @@ export async function startCarelessFhirServer(opts: CarelessOptions = {}): Promi
         records.set(`${type}/${id}`, { ...body, id, meta: { versionId: version } });
         return send(200, records.get(`${type}/${id}`), { etag: `W/"${version}"` });
       }
+      if (req.method === 'POST' && type && opts.refuseCreateOf?.includes(type)) return send(405, { resourceType: 'OperationOutcome', issue: [] });
       if (req.method === 'POST' && type && !id && body) {
         const condition = req.headers['if-none-exist'];
         const existing = opts.conditionalCreate && typeof condition === 'string' ? carrying(records, type, condition) : undefined;

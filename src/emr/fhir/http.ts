@@ -118,6 +118,13 @@ async function readCapped(res: Dispatcher.ResponseData<unknown>, max: number): P
   return Buffer.concat(chunks);
 }
 
+/** What a 403 most likely lacks: the SMART system scope of the interaction (v1 and v2 names). */
+function scopeHint(method: Method, label: string): string {
+  const type = label.split('/')[0] || '*';
+  const [v1, v2] = method === 'GET' ? ['read', 'rs'] : method === 'POST' ? ['write', 'c'] : ['write', 'u'];
+  return `: the client may lack the scope system/${type}.${v1} (system/${type}.${v2} in SMART v2)`;
+}
+
 /** The headers a create or update answers with, as single strings. */
 function writeHeaders(headers: Dispatcher.ResponseData['headers']): Pick<FhirAnswer<unknown>, 'location' | 'etag'> {
   const one = (name: string) => {
@@ -166,7 +173,11 @@ export function createFhirHttp(opts: FhirHttpOptions): FhirHttp {
     }
     if (res.statusCode === 401 || res.statusCode === 403) {
       await res.body.dump();
-      throw new EmrError('emr_unauthorized', `the EMR answered ${res.statusCode} to ${method} ${label}${renewed ? ' with a fresh token' : ''}`, res.statusCode);
+      throw new EmrError(
+        'emr_unauthorized',
+        `the EMR answered ${res.statusCode} to ${method} ${label}${renewed ? ' with a fresh token' : ''}${res.statusCode === 403 ? scopeHint(method, label) : ''}`,
+        res.statusCode,
+      );
     }
     return res;
   }

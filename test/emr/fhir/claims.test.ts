@@ -177,3 +177,14 @@ describe('a create answered with headers only', () => {
     expect(server.seen.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 });
+
+describe('a refusal of an interaction for every record alike', () => {
+  it('is an EMR-wide incident naming the interaction (405), not a refusal of this one record', async () => {
+    const { emr } = await start({ refuseCreateOf: ['Practitioner'] });
+
+    const err = await emr.ensurePractitioner({ serviceId: 'doc_refused', name: 'Dr R' }).catch((e: unknown) => e);
+
+    expect(err).toMatchObject({ code: 'emr_incompatible', incident: true, retryable: true, httpStatus: 405 });
+    expect((err as Error).message).toContain('POST Practitioner');
+  });
+});

@@ -1,7 +1,8 @@
 // SIU^S12 (a new appointment: the EMR assigns a filler id) and S13/S14/S15 (reschedule, modification,
 // cancellation) as the EMR applies them. Appointments are keyed by SCH-1's first component, the service's
 // id, so a change applies whether SCH-2 is filled or not, and an S12 for an SCH-1 it holds makes nothing new.
-// A new or changed appointment's SIU notification (SCH-1 and SCH-2, both patient ids) joins the commit.
+// A new or changed appointment's SIU notification (SCH-1 and SCH-2, both patient ids) joins the commit. AIP-3 and
+// AIL-3 are kept as received, for a person (and a test) to see whom and where the adapter booked.
 import type { Hl7Message } from '@medplum/core';
 import type { Refusal } from './ack.ts';
 import { componentOf } from './hl7-text.ts';
@@ -18,6 +19,8 @@ interface Received {
   start: string;
   status: string;
   patient: ReturnType<typeof patientOf>;
+  /** AIP-3 and AIL-3 as received (HL7 text); '' when absent. */
+  participants: Required<Pick<EmrAppointment, 'doctor' | 'location'>>;
 }
 
 function read(ctx: IntakeContext, msg: Hl7Message): Received | Refusal {
@@ -32,6 +35,7 @@ function read(ctx: IntakeContext, msg: Hl7Message): Received | Refusal {
     start: componentOf(sch?.getField(11), 4) || componentOf(msg.getSegment('TQ1')?.getField(7), 1),
     status: componentOf(sch?.getField(25), 1),
     patient: patientOf(msg, ctx.assigningAuthority),
+    participants: { doctor: msg.getSegment('AIP')?.getField(3)?.toString() ?? '', location: msg.getSegment('AIL')?.getField(3)?.toString() ?? '' },
   };
 }
 
@@ -59,6 +63,7 @@ function created(ctx: IntakeContext, r: Received): EmrAppointment {
     status,
     cancelled: status === 'Cancelled',
     ...patientField(r, undefined),
+    ...participantFields(r, undefined),
   };
 }
 
@@ -66,8 +71,15 @@ function created(ctx: IntakeContext, r: Received): EmrAppointment {
 function updated(existing: EmrAppointment, trigger: AppointmentTrigger, r: Received): EmrAppointment {
   const status = r.status || (trigger === 'S15' ? 'Cancelled' : existing.status);
   const cancelled = existing.cancelled || trigger === 'S15' || status === 'Cancelled';
-  return { ...existing, start: r.start || existing.start, status, cancelled, ...patientField(r, existing) };
+  return { ...existing, start: r.start || existing.start, status, cancelled, ...patientField(r, existing), ...participantFields(r, existing) };
 }
+
+/** AIP-3 and AIL-3 as the latest message that carried them gave them. */
+const participantFields = (r: Received, existing: EmrAppointment | undefined): Pick<EmrAppointment, 'doctor' | 'location'> => {
+  const doctor = r.participants.doctor || existing?.doctor;
+  const location = r.participants.location || existing?.location;
+  return { ...(doctor ? { doctor } : {}), ...(location ? { location } : {}) };
+};
 
 const patientField = (r: Received, existing: EmrAppointment | undefined): Pick<EmrAppointment, 'patientServiceId'> => {
   const id = r.patient.serviceId ?? existing?.patientServiceId;

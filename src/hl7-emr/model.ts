@@ -27,6 +27,10 @@ export interface EmrAppointment {
   cancelled: boolean;
   /** The patient's service id from the SIU's PID-3, when it carried one. */
   patientServiceId?: string;
+  /** AIP-3 as received (HL7 text, e.g. `doc_1^Hopper^Grace^^^^^^SERVICE`, or an EMR id alone `DR-17^Hopper^Grace`). */
+  doctor?: string;
+  /** AIL-3 as received (HL7 text, e.g. `loc_1^^^^^^^^Room 1^^SERVICE`). */
+  location?: string;
 }
 
 export type AckCode = 'AA' | 'AE' | 'AR';

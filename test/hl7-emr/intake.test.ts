@@ -80,7 +80,7 @@ describe('the bundled HL7 EMR takes patients', () => {
 });
 
 describe('the bundled HL7 EMR takes appointments', () => {
-  it('assigns a filler id to an S12 and notifies an S12 with SCH-1, SCH-2 and both patient ids', async () => {
+  it('assigns a filler id to an S12, keeps AIP-3 and AIL-3 as received, and notifies an S12 with SCH-1, SCH-2 and both patient ids', async () => {
     const target = await startTarget();
     const emr = await startEmr({ notify: target.url });
     const client = clientOf(emr);
@@ -95,6 +95,8 @@ describe('the bundled HL7 EMR takes appointments', () => {
       status: 'Booked',
       cancelled: false,
       patientServiceId: 'pat-5',
+      doctor: 'doc-1^Smith^John',
+      location: 'loc-1',
     });
     const notes = await waitFor(() => (target.received.length === 2 ? target.received : undefined));
     const note = notes[1]!;

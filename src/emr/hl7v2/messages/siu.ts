@@ -22,7 +22,10 @@
 // | RGS-1    | SI   | `1`                                                                            |
 // | AIL-3    | PL   | PL.1 location serviceId, PL.9 its name, PL.11 `<AA>` (assigning authority for location) |
 // | AIP-3    | XCN  | XCN.1 doctor serviceId, XCN.2 family, XCN.3 given, XCN.9 `<AA>`                 |
-import type { AppointmentInput, LocationInput, PatientInput, PractitionerInput } from '../../port.ts';
+//
+// A doctor or location the crosswalk maps (or the snapshot's externalId names) travels by the EMR's own id in
+// PL.1 / XCN.1 alone: no assigning authority, since the id is the EMR's, not the service's (CONTRACT section 9).
+import type { AppointmentInput, PatientInput } from '../../port.ts';
 import { at, type BuiltMessage, built, segment } from './compose.ts';
 import { buildMsh, type HeaderContext } from './header.ts';
 import { splitName } from './names.ts';
@@ -51,6 +54,12 @@ export function fillerStatus(status: string): string {
   return Object.hasOwn(FILLER_STATUS, status) ? FILLER_STATUS[status]! : status;
 }
 
+/** A doctor or location as AIP-3 / AIL-3 name it: by the EMR's own id when it is known, else by the service's id. */
+export type NamedParticipant = { name: string } & ({ emrId: string } | { serviceId: string });
+
+/** The first component and the assigning authority of AIP-3 / AIL-3: the service's id under ours, the EMR's alone. */
+const idOf = (p: NamedParticipant, aa: string): [string, string | undefined] => ('emrId' in p ? [p.emrId, undefined] : [p.serviceId, aa]);
+
 export interface AppointmentMessageInput {
   trigger: AppointmentTrigger;
   appointment: Pick<AppointmentInput, 'serviceId' | 'status' | 'startsAt' | 'startsAtLocal'> & { durationMinutes?: number; notes?: string };
@@ -58,8 +67,8 @@ export interface AppointmentMessageInput {
   fillerId?: string;
   patient: PatientInput & { mrn?: string };
   emrAssigningAuthority?: string;
-  doctor: PractitionerInput;
-  location: LocationInput;
+  doctor: NamedParticipant;
+  location: NamedParticipant;
 }
 
 export function buildAppointmentMessage(header: HeaderContext, input: AppointmentMessageInput): BuiltMessage {
@@ -72,6 +81,8 @@ export function buildAppointmentMessage(header: HeaderContext, input: Appointmen
   const end = minutes === undefined ? undefined : hl7DateTimePlusMinutes(startIso, minutes);
   const notes = apt.notes?.trim() ? apt.notes : undefined;
   const doctorName = splitName(doctor.name);
+  const [doctorId, doctorAuthority] = idOf(doctor, aa);
+  const [locationId, locationAuthority] = idOf(location, aa);
 
   return built([
     buildMsh(header, ['SIU', trigger, 'SIU_S12']),
@@ -90,7 +101,7 @@ export function buildAppointmentMessage(header: HeaderContext, input: Appointmen
     buildPid({ ...input.patient, emrAssigningAuthority: input.emrAssigningAuthority }, aa),
     segment('PV1', ['1', 'O']),
     segment('RGS', ['1']),
-    segment('AIL', ['1', '', [location.serviceId, '', '', '', '', '', '', '', location.name, '', aa]]),
-    segment('AIP', ['1', '', [doctor.serviceId, doctorName.family, doctorName.given, '', '', '', '', '', aa]]),
+    segment('AIL', ['1', '', [locationId, '', '', '', '', '', '', '', location.name, '', locationAuthority]]),
+    segment('AIP', ['1', '', [doctorId, doctorName.family, doctorName.given, '', '', '', '', '', doctorAuthority]]),
   ]);
 }

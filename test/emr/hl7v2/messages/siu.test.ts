@@ -90,6 +90,18 @@ describe('buildAppointmentMessage', () => {
     expect(ail.getComponent(3, 11)).toBe('SERVICE');
   });
 
+  it('names a doctor the EMR knows by its own id alone in AIP-3: the name after it, no assigning authority', () => {
+    const text = build({ doctor: { emrId: 'DR-17', name: 'Grace Brewster Hopper' } }).text;
+    expect(lines(text).at(-1)).toBe('AIP|1||DR-17^Hopper^Grace Brewster');
+    expect(lines(text).at(-2)).toBe('AIL|1||loc_1^^^^^^^^Room 1^^SERVICE');
+  });
+
+  it('names a location the EMR knows by its own id alone in AIL-3: its name in PL.9, no assigning authority', () => {
+    const text = build({ location: { emrId: 'DEPT-4', name: 'Room 1' } }).text;
+    expect(lines(text).at(-2)).toBe('AIL|1||DEPT-4^^^^^^^^Room 1');
+    expect(lines(text).at(-1)).toBe('AIP|1||doc_1^Hopper^Grace Brewster^^^^^^SERVICE');
+  });
+
   it('writes the notes in an NTE with line breaks escaped, and none for empty notes', () => {
     const text = build({ appointment: { ...input.appointment, notes: 'Fasting.\r\nBring results | ~' } }).text;
     expect(lines(text)[3]).toBe('NTE|1||Fasting.\\X0D\\\\X0A\\Bring results \\F\\ \\R\\');

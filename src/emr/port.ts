@@ -104,6 +104,12 @@ export interface AppointmentInput {
   patientId: string;
   practitionerId: string;
   locationId: string;
+  /**
+   * The doctor's and the location's names as the event gives them: an EMR that names them beside their ids in
+   * the appointment (HL7 v2: AIP-3, AIL-3) takes them from here, whether they were resolved or claimed.
+   */
+  practitionerName?: string;
+  locationName?: string;
   /** occurredAt of the event this snapshot came from. */
   occurredAt: string;
 }
@@ -197,6 +203,13 @@ export interface EmrPort {
    * EMR by the service's id (findByServiceId), the snapshot's externalId; otherwise its events wait.
    */
   mayCreate?(entityType: MappedEntityType): Promise<boolean>;
+  /**
+   * Whether a record of a type the adapter may create is still named by the EMR id the crosswalk (or the snapshot's
+   * externalId) holds for it, when there is one, instead of being found or created: the port then receives that id
+   * where the record's goes (HL7 v2: a doctor's and a location's, carried in AIP-3 and AIL-3). Without one, the
+   * record is found or created as usual and nothing waits. Absent: no.
+   */
+  prefersMapped?(entityType: MappedEntityType): Promise<boolean>;
   /** The one EMR record carrying the service's id, without creating one; undefined when there is none. */
   findByServiceId?(entityType: MappedEntityType, serviceId: string): Promise<string | undefined>;
   /** Whether the EMR holds this record; undefined when the EMR cannot be asked (HL7 v2: the id is taken as given). */

@@ -65,6 +65,8 @@ function appointmentSnapshot(e: AppointmentEvent): AppointmentClaim['appointment
     token: a.token,
     notes: a.notes,
     payment: a.payment,
+    practitionerName: e.doctor.name,
+    locationName: e.location.name,
     occurredAt: e.occurredAt,
   };
 }

@@ -15,6 +15,7 @@ import { createLinkPool, type LinkCounts, type MllpLinkPool } from './mllp/link-
 import { startMllpListener } from './mllp/listener.ts';
 import { openSocket } from './mllp/open-socket.ts';
 import { createOutbound } from './outbound.ts';
+import { createOwnedRecords } from './owned-records.ts';
 import { hl7RecordRefs } from './refs.ts';
 import type { Hl7Settings } from './settings.ts';
 
@@ -103,6 +104,7 @@ export async function createHl7Emr(opts: Hl7EmrOptions): Promise<Hl7Emr> {
     // marks and the EMR's ids are kept for as long as the records live.
     pruneBefore: async (cutoffMs) => (inbound ? inbound.state.pruneBefore(SEEN_PREFIX, cutoffMs) : 0),
     ...outbound,
+    ...createOwnedRecords(settings),
     // Nothing to scan: the EMR pushes its documents to the listener.
     listDocumentsChangedSince: async (watermark) => ({ documents: [], watermark: watermark ?? '' }),
     async readDocumentBytes(doc) {

@@ -4,13 +4,15 @@
 // answers the port's handle (pending). What the port must remember across restarts and replicas is kept in its
 // share of the store (identifiers only): which claims the EMR acknowledged, the last time and status it sent
 // of each appointment, and the MRNs and filler ids the EMR named. MSH-10 is derived from what a message is
-// for, so the same message sent again (after a timeout, a crash) carries the same MSH-10.
+// for, so the same message sent again (after a timeout, a crash) carries the same MSH-10. A doctor or location
+// reaches the port as its handle (named by the service's id) or as the EMR id the processor resolved from the
+// crosswalk (named by that id alone), with its name in the appointment's snapshot.
 import { createHash } from 'node:crypto';
-import type { AppointmentInput, EmrPort, EmrRecord, LocationInput, PatientClaim, PatientInput, PractitionerInput } from '../port.ts';
+import type { AppointmentInput, EmrPort, EmrRecord, PatientClaim, PatientInput } from '../port.ts';
 import type { EmrStateStore } from '../../storage/emr-state.ts';
 import { buildPatientMessage } from './messages/adt.ts';
 import type { HeaderContext } from './messages/header.ts';
-import { type AppointmentTrigger, buildAppointmentMessage } from './messages/siu.ts';
+import { type AppointmentTrigger, buildAppointmentMessage, type NamedParticipant } from './messages/siu.ts';
 import { handleOf, serviceIdOfHandle } from './refs.ts';
 import { type MllpSend, sendAccepted } from './send.ts';
 import type { Hl7Settings } from './settings.ts';
@@ -49,11 +51,9 @@ type Outbound = Pick<
 
 export function createOutbound(deps: OutboundDeps): Outbound {
   const { settings } = deps;
-  // Names for the segments that carry them (PID-5, AIP-3, AIL-3), from the snapshots this process applied. A
-  // name is patient data: it is never stored, so after a restart a message may carry identifiers alone.
+  // The patient's name for PID-5, from the snapshots this process applied. A name is patient data: it is never
+  // stored, so after a restart a message may carry identifiers alone.
   const patients = new Map<string, PatientInput>();
-  const doctors = new Map<string, PractitionerInput>();
-  const locations = new Map<string, LocationInput>();
 
   const header = (purpose: string): HeaderContext => ({
     ...settings.header,
@@ -66,7 +66,11 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     created,
     pending: true,
   });
-  const serviceIdOf = (id: string): string => serviceIdOfHandle(id) ?? id;
+  /** AIP-3's or AIL-3's participant: the port's handle names it by the service's id, anything else is the EMR's id. */
+  const participant = (id: string, name: string | undefined): NamedParticipant => {
+    const serviceId = serviceIdOfHandle(id);
+    return serviceId === undefined ? { emrId: id, name: name ?? '' } : { serviceId, name: name ?? '' };
+  };
 
   /** The patient a message names: the snapshot this process has, with the MRN once the EMR named it. */
   async function patientFor(id: string): Promise<PatientInput & { mrn?: string }> {
@@ -96,8 +100,8 @@ export function createOutbound(deps: OutboundDeps): Outbound {
       ...(filler ? { fillerId: filler } : {}),
       patient: await patientFor(a.patientId),
       ...(settings.emrAssigningAuthority ? { emrAssigningAuthority: settings.emrAssigningAuthority } : {}),
-      doctor: doctors.get(serviceIdOf(a.practitionerId)) ?? { serviceId: serviceIdOf(a.practitionerId), name: '' },
-      location: locations.get(serviceIdOf(a.locationId)) ?? { serviceId: serviceIdOf(a.locationId), name: '' },
+      doctor: participant(a.practitionerId, a.practitionerName),
+      location: participant(a.locationId, a.locationName),
     });
     await sendAccepted(deps.send, message.message, `SIU^${trigger} for appointment ${a.serviceId}`, `appointment:${a.serviceId}`);
     // Lazy: it shares the commit of the EMR's next notification. Lost in a crash, the same message (the same
@@ -135,17 +139,10 @@ export function createOutbound(deps: OutboundDeps): Outbound {
       const state = deps.state();
       await state.putMany([...mrnEntries(serviceId, id), [KEYS.emrOwned(serviceId), '1']]);
     },
-    async ensurePractitioner(d) {
-      const known = doctors.has(d.serviceId);
-      doctors.set(d.serviceId, d);
-      // No message: the EMR knows its practitioners; AIP-3 names this one by the service's id and name.
-      return pending('doctor', d.serviceId, !known);
-    },
-    async ensureLocation(l) {
-      const known = locations.has(l.serviceId);
-      locations.set(l.serviceId, l);
-      return pending('location', l.serviceId, !known);
-    },
+    // No message: the EMR knows its practitioners and locations; AIP-3 and AIL-3 name one nobody mapped by the
+    // service's id, its name coming with the appointment.
+    ensurePractitioner: async (d) => pending('doctor', d.serviceId, false),
+    ensureLocation: async (l) => pending('location', l.serviceId, false),
     async ensureAppointment(a) {
       if (await deps.state().get(KEYS.acknowledged('appointment', a.serviceId))) return pending('appointment', a.serviceId, false);
       await sendAppointment('S12', a, `new-appointment:${a.serviceId}`);

@@ -19,6 +19,10 @@ const mllpUrlOrBundled = z
   )
   .optional();
 
+/** The records HL7_REQUIRE_MAPPED may name: those an SIU names beside the patient (AIP-3, AIL-3). */
+export const REQUIRABLE_TYPES = ['doctor', 'location'] as const;
+export type RequirableType = (typeof REQUIRABLE_TYPES)[number];
+
 const PATIENT_EVENTS = { 'A28,A31': ['A28', 'A31'], 'A04,A08': ['A04', 'A08'] } as const;
 
 export const HL7_SETTINGS_SHAPE = {
@@ -46,6 +50,12 @@ export const HL7_SETTINGS_SHAPE = {
   HL7_MAX_MESSAGE_BYTES: int(32 * 1024 * 1024, 1024, 256 * 1024 * 1024),
   HL7_LAB_REPORT_TYPES: csv.transform((v) => (v.length ? v : ['LAB'])),
   HL7_PRESCRIPTION_TYPES: csv.transform((v) => (v.length ? v : ['RX'])),
+  HL7_REQUIRE_MAPPED: csv.transform((types, ctx) => {
+    const unknown = types.filter((t) => !(REQUIRABLE_TYPES as readonly string[]).includes(t));
+    if (unknown.length)
+      ctx.addIssue({ code: 'custom', message: `must name ${REQUIRABLE_TYPES.join(', ')} (comma-separated), not ${unknown.join(', ').slice(0, 80)}` });
+    return [...new Set(types)] as RequirableType[];
+  }),
 };
 
 const hl7Schema = z.object(HL7_SETTINGS_SHAPE);
@@ -76,6 +86,8 @@ export interface Hl7Settings {
   maxMessageBytes: number;
   labReportTypes: string[];
   prescriptionTypes: string[];
+  /** HL7_REQUIRE_MAPPED: an appointment's SIU messages wait until these records are mapped in the crosswalk. */
+  requireMapped: RequirableType[];
 }
 
 /** HL7_* (already checked by the merged schema) to the module's settings; rule breaches go to `problems`. */
@@ -106,6 +118,7 @@ export function hl7SettingsFrom(raw: Hl7Raw, ctx: EmrSettingsContext, problems: 
     maxMessageBytes: raw.HL7_MAX_MESSAGE_BYTES,
     labReportTypes: raw.HL7_LAB_REPORT_TYPES,
     prescriptionTypes: raw.HL7_PRESCRIPTION_TYPES,
+    requireMapped: raw.HL7_REQUIRE_MAPPED,
   };
 }
 

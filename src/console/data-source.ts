@@ -1,8 +1,9 @@
 // The console's data port (./data.ts) over the adapter's parts: the storage's views of events, documents and
-// mappings (refused ones too), the dependency status, the metrics; and its actions over the same operations as
-// the admin API (src/processor/dead-letters.ts replay, and a refused mapping's replay or dismissal; the outbox's
-// resend). Built once in the composition root (src/runtime/adapter-parts.ts). Pages are cut by opaque positions
-// (src/http/list-query.ts cursors); a position this port did not give out is a ValidationError naming `after`.
+// mappings (refused ones too), the events waiting for a mapping, the dependency status, the metrics; and its
+// actions over the same operations as the admin API (src/processor/dead-letters.ts replay, and a refused mapping's
+// replay or dismissal; the outbox's resend). Built once in the composition root (src/runtime/adapter-parts.ts).
+// Pages are cut by opaque positions (src/http/list-query.ts cursors); a position this port did not give out is a
+// ValidationError naming `after`.
 import { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import { ValidationError } from '../errors.ts';
@@ -12,6 +13,7 @@ import type { Logger } from '../logger.ts';
 import type { RecordRefs } from '../emr/refs.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { DeadLetters } from '../processor/dead-letters.ts';
+import type { CrosswalkStore } from '../storage/crosswalk.ts';
 import type { DependencyStatus } from '../status/dependency-status.ts';
 import { type DocumentStore, isFinal, type OutboxRow, type OutboxState } from '../storage/documents.ts';
 import { EVENT_VIEW_STATES, type EventRow, type EventSearch, type EventViewState } from '../storage/event-views.ts';
@@ -32,6 +34,8 @@ export interface ConsoleDataDeps {
   refs: RecordRefs;
   /** The quarantine's count on the overview (src/storage/quarantine.ts). */
   quarantine?: Pick<QuarantineStore, 'usage'>;
+  /** The events waiting for a mapping, on the overview (src/storage/crosswalk.ts). */
+  crosswalk?: Pick<CrosswalkStore, 'waiting'>;
 }
 
 export interface ConsoleActionsDeps {

@@ -32,6 +32,11 @@ export interface Overview {
   inboxAgeMs: number | null;
   /** Dead letters that are events. */
   deadLetters: number;
+  /**
+   * Events waiting for a person to map a record the EMR owns (the crosswalk's "Needs mapping"): how many, when the
+   * oldest began to wait and how long ago that is (null when none waits); absent without a crosswalk.
+   */
+  waiting?: { events: number; oldestSince: number | null; ageMs: number | null };
   /** Signed webhooks over WEBHOOK_MAX_BODY_BYTES waiting in the quarantine; absent without one. */
   quarantined?: number;
   /** Dead letters that are mappings the service refused (404, 409). */

@@ -5,6 +5,7 @@ import type { CredentialCheck } from '../actor.ts';
 import type { SignInThrottle } from '../access/throttle.ts';
 import type { Auditor } from '../audit/auditor.ts';
 import type { Clock } from '../clock.ts';
+import type { Crosswalk } from '../crosswalk/crosswalk.ts';
 import type { Logger } from '../logger.ts';
 import type { ConsoleActions, ConsoleData } from './data.ts';
 import type { ConsoleSessionStore } from '../storage/console-sessions.ts';
@@ -31,6 +32,8 @@ export interface ConsoleDeps {
   quarantine?: Quarantine;
   /** The EMR's planned downtime (src/status/emr-downtime.ts): its page, and its buttons. Absent: no such page. */
   emrDowntime?: Pick<EmrDowntime, 'current' | 'nextScheduled' | 'windows' | 'refresh' | 'start' | 'end'>;
+  /** The crosswalk as a person changes it (src/crosswalk/): the "Needs mapping" page and its import. Absent: no such page. */
+  crosswalk?: Crosswalk;
 }
 
 /** What the pages use: the deps and the live sessions. */

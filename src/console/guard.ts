@@ -1,7 +1,8 @@
 // Who may see and do what on the console. Every page but sign-in needs a live session (else: to sign-in,
 // saying the session ended); every POST needs the session's CSRF token (else 403, audited `refused`); an
 // operator action by a viewer is a 403 page, audited `denied`; each action's outcome is audited with door
-// `console`. Audit entries carry the credential's name and ids only.
+// `console` (here, or by the operation itself: the crosswalk records each mapping). Audit entries carry the
+// credential's name and ids only.
 import type { Context, Middleware } from 'koa';
 import { canDo, type Role } from '../actor.ts';
 import type { AuditOutcome } from '../storage/audit.ts';
@@ -88,15 +89,20 @@ export interface ActionSpec {
   /** What a refusal says it needed (`Replaying a dead letter`). */
   what: string;
   targets(ctx: Context, form: URLSearchParams): string[];
-  /** Does it and answers (a redirect or a page); returns the outcome to audit. */
-  run(ctx: Context, form: URLSearchParams, session: ConsoleSession): Promise<AuditOutcome>;
+  /** Reads the form (default: URL-encoded, src/console/form.ts); the one file form reads multipart. */
+  form?(ctx: Context): Promise<URLSearchParams>;
+  /**
+   * Does it and answers (a redirect or a page); returns the outcome to audit, or null when the operation it
+   * called recorded its own outcome (src/crosswalk/ audits each mapping with who and from where).
+   */
+  run(ctx: Context, form: URLSearchParams, session: ConsoleSession): Promise<AuditOutcome | null>;
 }
 
 /** A console POST: the CSRF token, then the role, then the action, each step audited. */
 export function consoleAction(c: ConsoleContext, spec: ActionSpec): Middleware {
   return async (ctx) => {
     const session = sessionOf(ctx);
-    const form = await readForm(ctx);
+    const form = await (spec.form ?? readForm)(ctx);
     const targets = spec.targets(ctx, form);
     if (!sameToken(form.get(CSRF_FIELD), session.csrf)) {
       await audit(c, ctx, session.actor.name, spec.action, targets, 'refused');
@@ -106,7 +112,7 @@ export function consoleAction(c: ConsoleContext, spec: ActionSpec): Middleware {
       await audit(c, ctx, session.actor.name, spec.action, targets, 'denied');
       throw noRights(spec.what);
     }
-    let outcome: AuditOutcome;
+    let outcome: AuditOutcome | null;
     try {
       outcome = await spec.run(ctx, form, session);
     } catch (err) {
@@ -114,7 +120,7 @@ export function consoleAction(c: ConsoleContext, spec: ActionSpec): Middleware {
       await audit(c, ctx, session.actor.name, spec.action, targets, missing ? 'not_found' : 'failed');
       throw err;
     }
-    await audit(c, ctx, session.actor.name, spec.action, targets, outcome);
+    if (outcome !== null) await audit(c, ctx, session.actor.name, spec.action, targets, outcome);
   };
 }
 

@@ -5,12 +5,13 @@ import type { ConsoleSession } from './session.ts';
 import { csrfField } from './csrf.ts';
 import { html, type Html } from './html.ts';
 
-export type NavKey = 'overview' | 'events' | 'dead-letters' | 'quarantine' | 'documents' | 'mappings' | 'audit';
+export type NavKey = 'overview' | 'events' | 'dead-letters' | 'needs-mapping' | 'quarantine' | 'documents' | 'mappings' | 'audit';
 
 const NAV: { key: NavKey; href: string; label: string }[] = [
   { key: 'overview', href: '/console', label: 'Overview' },
   { key: 'events', href: '/console/events', label: 'Events' },
   { key: 'dead-letters', href: '/console/dead-letters', label: 'Dead letters' },
+  { key: 'needs-mapping', href: '/console/needs-mapping', label: 'Needs mapping' },
   { key: 'quarantine', href: '/console/quarantine', label: 'Quarantine' },
   { key: 'documents', href: '/console/documents', label: 'Documents' },
   { key: 'mappings', href: '/console/mappings', label: 'Mappings' },

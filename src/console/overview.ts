@@ -1,8 +1,9 @@
 // The console's overview, read at once from every source: each dependency's state (as GET /admin/status gives
 // it, the database asked now), the inbox backlog and its age (received, not yet taken in or not yet final), the
-// dead letters (events, and mappings the service refused), the documents by status, the webhooks'
-// acknowledgement latency (p50 and p99 from the metrics' histogram buckets), the last 24 hours per minute
-// (received: what the inbox stored, every replica's), and the open alerts (the dependencies failing now).
+// dead letters (events, and mappings the service refused), the events waiting for a mapping and the oldest's age,
+// the documents by status, the webhooks' acknowledgement latency (p50 and p99 from the metrics' histogram
+// buckets), the last 24 hours per minute (received: what the inbox stored, every replica's), and the open alerts
+// (the dependencies failing now).
 import type { Clock } from '../clock.ts';
 import type { Inbox } from '../inbox/inbox.ts';
 import { bucketsOf, quantileOf } from '../metrics/histogram-quantiles.ts';
@@ -10,6 +11,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import { lastDayPerMinute } from '../processor/per-minute.ts';
 import { reportDatabase } from '../status/admin-router.ts';
 import type { DependencyStatus } from '../status/dependency-status.ts';
+import type { CrosswalkStore } from '../storage/crosswalk.ts';
 import type { DocumentStore } from '../storage/documents.ts';
 import type { ProcessorStores } from '../storage/processor-stores.ts';
 import type { QuarantineStore } from '../storage/quarantine.ts';
@@ -24,6 +26,8 @@ export interface OverviewDeps {
   clock: Clock;
   /** The quarantine's count of waiting webhooks, when there is one. */
   quarantine?: Pick<QuarantineStore, 'usage'>;
+  /** The crosswalk's waiting events, counted by the first record each lacks (so each event once). */
+  crosswalk?: Pick<CrosswalkStore, 'waiting'>;
 }
 
 /** p50 and p99 of the acknowledgement latency, in ms; null before the first webhook. */
@@ -45,6 +49,18 @@ function components(deps: Pick<OverviewDeps, 'status' | 'database'>): ComponentS
   }));
 }
 
+/** Every entity type's waiting events together, and the oldest of them. */
+async function waitingOf(crosswalk: Pick<CrosswalkStore, 'waiting'>, clock: Clock): Promise<NonNullable<Overview['waiting']>> {
+  const byType = await crosswalk.waiting();
+  const since = byType.map((w) => w.oldestSince).filter((s): s is number => s !== null);
+  const oldestSince = since.length ? Math.min(...since) : null;
+  return {
+    events: byType.reduce((n, w) => n + w.events, 0),
+    oldestSince,
+    ageMs: oldestSince === null ? null : Math.max(0, clock.now() - oldestSince),
+  };
+}
+
 export async function readOverview(deps: OverviewDeps): Promise<Overview> {
   const { events, readings, deadLetters: parked } = deps.processor;
   const [inboxDepth, oldest, deadLetters, deadMappings, byState, ackLatency, perMinute] = await Promise.all([
@@ -58,12 +74,14 @@ export async function readOverview(deps: OverviewDeps): Promise<Overview> {
   ]);
   const now = components(deps);
   const quarantined = deps.quarantine ? (await deps.quarantine.usage()).events : undefined;
+  const waiting = deps.crosswalk ? await waitingOf(deps.crosswalk, deps.clock) : undefined;
   return {
     components: now,
     inboxDepth,
     inboxOldestAt: oldest ?? null,
     inboxAgeMs: oldest === undefined ? null : Math.max(0, deps.clock.now() - oldest),
     deadLetters,
+    ...(waiting ? { waiting } : {}),
     ...(quarantined !== undefined ? { quarantined } : {}),
     deadMappings,
     documentsByStatus: Object.fromEntries(byState.map((s) => [s.state, s.count])),

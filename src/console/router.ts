@@ -17,6 +17,8 @@ import { registerEmrDowntime } from './pages/emr-downtime.ts';
 import { registerEvent } from './pages/event.ts';
 import { registerEvents } from './pages/events.ts';
 import { registerMappings } from './pages/mappings.ts';
+import { registerNeedsMapping } from './pages/needs-mapping.ts';
+import { registerCrosswalkImport } from './pages/needs-mapping-import.ts';
 import { registerOverview } from './pages/overview.ts';
 import { registerQuarantine } from './pages/quarantine.ts';
 import { registerSignIn } from './pages/sign-in.ts';
@@ -37,6 +39,8 @@ export function createConsoleRouter(deps: ConsoleDeps): Router {
   registerEvents(pages, c);
   registerEvent(pages, c);
   registerDeadLetters(pages, c);
+  registerNeedsMapping(pages, c);
+  registerCrosswalkImport(pages, c);
   registerQuarantine(pages, c);
   registerDocuments(pages, c);
   registerDocument(pages, c);

@@ -48,6 +48,7 @@ export function buildConsoleRouter(
       clock,
       refs: parts.emr.refs,
       quarantine: storage.quarantine,
+      crosswalk: storage.processor.crosswalk,
     }),
     actions: createConsoleActions({
       deadLetters: createDeadLetters({ stores: storage.processor.deadLetters, logger }),
@@ -64,5 +65,6 @@ export function buildConsoleRouter(
     available: parts.workersRunning,
     quarantine: parts.quarantine,
     emrDowntime: parts.emrDowntime,
+    crosswalk: parts.crosswalk,
   });
 }

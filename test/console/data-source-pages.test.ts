@@ -1,6 +1,7 @@
 // The console's data port over a processor's stores: its pages (events, dead letters, documents) cut by
 // positions it gave out, a position or state it never gave refused by name, dead letters replayed one by one
-// or by type (what was not dead said so), and a document that failed here retried.
+// or by type (what was not dead said so), a document that failed here retried, and the overview's count of
+// events waiting for a mapping (each event once, however many records it lacks).
 import { fhirRecordRefs } from '../../src/emr/fhir/refs.ts';
 import { describe, expect, it } from 'vitest';
 import { createConsoleActions, createConsoleData } from '../../src/console/data-source.ts';
@@ -23,6 +24,7 @@ function consoleOf() {
     metrics: f.metrics,
     clock: f.clock,
     refs: fhirRecordRefs,
+    crosswalk: f.stores.crosswalk,
   });
   const actions = createConsoleActions({
     deadLetters: createDeadLetters({ stores: f.stores.deadLetters, logger: silentLogger() }),
@@ -79,5 +81,25 @@ describe('the console pages', () => {
     ]);
     expect((await data.documents({ status: 'queued', limit: 5 })).rows.map((r) => r.externalId)).toEqual(['lab-1']);
     expect(await data.document('nope')).toBeUndefined();
+  });
+
+  it('counts the events waiting for a mapping once each, and how long the oldest has waited, falling as records are mapped', async () => {
+    const { f, data } = consoleOf();
+    f.emr.creatable.delete('doctor');
+    f.emr.creatable.delete('location');
+    expect((await data.overview()).waiting).toEqual({ events: 0, oldestSince: null, ageMs: null });
+    const since = f.clock.now();
+    for (const s of ['apt_1', 'apt_2', 'apt_3']) f.store(appointmentEvent({ serviceId: s }));
+    await f.processor.runOnce();
+    f.clock.advance(90_000);
+    // Each lacks its doctor and its location: three events, not six.
+    expect((await data.overview()).waiting).toEqual({ events: 3, oldestSince: since, ageMs: 90_000 });
+
+    const doctor = f.emr.addMasterRecord({ entityType: 'doctor', name: 'Dr Test Doctor' });
+    const location = f.emr.addMasterRecord({ entityType: 'location', name: 'Test Clinic Room 1' });
+    await f.stores.crosswalk.set({ entityType: 'doctor', serviceId: 'doc_1' }, doctor, 'operator', { post: true });
+    await f.stores.crosswalk.set({ entityType: 'location', serviceId: 'loc_1' }, location, 'operator', { post: true });
+    await f.processor.runOnce();
+    expect((await data.overview()).waiting).toEqual({ events: 0, oldestSince: null, ageMs: null });
   });
 });

@@ -1,8 +1,8 @@
 // The overview: each component's state and open alerts, what was received (acknowledged: stored in the inbox)
 // over 24 hours beside the inbox backlog and its age, what was applied, the dead letters (events, and mappings
-// the service refused), documents by status, the acknowledgement latency, and a chart of events received and
-// applied per minute over 24 hours (drawn by assets/overview.js with uPlot from GET /console/overview.json; the
-// numbers are on the page without it).
+// the service refused) beside the events waiting for a mapping, documents by status, the acknowledgement
+// latency, and a chart of events received and applied per minute over 24 hours (drawn by assets/overview.js with
+// uPlot from GET /console/overview.json; the numbers are on the page without it).
 import type Router from '@koa/router';
 import type { ConsoleContext } from '../deps.ts';
 import type { Overview } from '../data.ts';
@@ -10,6 +10,7 @@ import { badge, duration, when } from '../format.ts';
 import { sendPage } from '../guard.ts';
 import { html, query } from '../html.ts';
 import { DOWNTIME_PAGE, downtimeLine } from './emr-downtime.ts';
+import { NEEDS_MAPPING_PAGE } from './needs-mapping.ts';
 
 /** The EMR's planned downtime in force, above everything; and the way to start or end one. */
 function downtimeBanner(o: Overview, withPage: boolean) {
@@ -43,10 +44,18 @@ function numbers(o: Overview) {
 <div><dt>Inbox backlog</dt><dd><span id="inbox-depth">${o.inboxDepth}</span>${age}</dd></div>
 <div><dt>Applied, 24 h</dt><dd id="applied-24h">${totals.applied}</dd></div>
 <div><dt>Dead letters</dt><dd><a href="/console/dead-letters" id="dead-letter-count">${o.deadLetters}</a> <span class="muted">events</span></dd></div>
+${waiting(o)}
 <div><dt>Refused mappings</dt><dd><a href="/console/dead-letters#mappings-h" id="dead-mapping-count">${o.deadMappings}</a></dd></div>
 ${o.quarantined !== undefined ? html`<div><dt>Quarantined</dt><dd><a href="/console/quarantine" id="quarantine-count">${o.quarantined}</a></dd></div>` : ''}
 <div><dt>Acknowledgement, p50 / p99</dt><dd>${latency}</dd></div>
 </dl>`;
+}
+
+/** Events waiting for a person to map a record, beside the dead letters; the way to the page that maps them. */
+function waiting(o: Overview) {
+  if (!o.waiting) return '';
+  const age = o.waiting.ageMs === null ? html`` : html` <span class="muted">oldest <span id="waiting-age">${duration(o.waiting.ageMs)}</span></span>`;
+  return html`<div><dt>Waiting for a mapping</dt><dd><a href="${NEEDS_MAPPING_PAGE}" id="waiting-count">${o.waiting.events}</a> <span class="muted">events</span>${age}</dd></div>`;
 }
 
 function documents(o: Overview) {

@@ -27,12 +27,15 @@ export function consoleApp(
     clock?: ManualClock;
     quarantine?: ConsoleDeps['quarantine'];
     emrDowntime?: ConsoleDeps['emrDowntime'];
+    crosswalk?: ConsoleDeps['crosswalk'];
+    /** The audit trail, when a part built before the console (the crosswalk) records into it too. */
+    auditor?: ReturnType<typeof fakeAuditor>;
   } = {},
 ) {
   const clock = opts.clock ?? createManualClock(T0);
   const data = fakeData();
   const actions = fakeActions(data);
-  const auditor = fakeAuditor(clock);
+  const auditor = opts.auditor ?? fakeAuditor(clock);
   const credentials = createCredentialCheck({
     adminToken: OPERATOR_TOKEN,
     credentials: [{ name: 'day-viewer', role: 'viewer', sha256: sha256Hex(VIEWER_TOKEN) }],
@@ -54,6 +57,7 @@ export function consoleApp(
     ...(opts.available ? { available: opts.available } : {}),
     ...(opts.quarantine ? { quarantine: opts.quarantine } : {}),
     ...(opts.emrDowntime ? { emrDowntime: opts.emrDowntime } : {}),
+    ...(opts.crosswalk ? { crosswalk: opts.crosswalk } : {}),
   });
   const app = createApp({
     logger,

@@ -59,6 +59,15 @@ export const ADMIN_ROUTE_RULES: Readonly<Record<string, AdminRouteRule>> = {
     return [until && `until:${until}`];
   }),
   'DELETE /admin/emr/downtime': operator('emr_downtime.end'),
+  'GET /admin/crosswalk': read,
+  'GET /admin/crosswalk/export': read,
+  'GET /admin/crosswalk/:entityType/:serviceId/suggestions': read,
+  // PUT and DELETE: the crosswalk module records the change itself once the route reaches it (src/crosswalk/
+  // admin-router.ts); the entry named here is for a request it never saw (403, 400). An import is recorded here,
+  // and each of its lines by the module.
+  'PUT /admin/crosswalk/:entityType/:serviceId': operator('crosswalk.map', (r) => [`${r.params.entityType}:${r.params.serviceId}`]),
+  'DELETE /admin/crosswalk/:entityType/:serviceId': operator('crosswalk.unmap', (r) => [`${r.params.entityType}:${r.params.serviceId}`]),
+  'POST /admin/crosswalk/import': operator('crosswalk.import'),
   'GET /admin/quarantine': read,
   'POST /admin/quarantine/:eventId/apply': operator('quarantine.apply', param('eventId')),
   'POST /admin/quarantine/:eventId/dismiss': operator('quarantine.dismiss', param('eventId')),

@@ -15,6 +15,7 @@ import { documentListParams } from '../pusher/admin-router.ts';
 import type { publicView } from '../pusher/outbox.ts';
 import type { quarantinedView } from '../receiver/quarantine-admin-router.ts';
 import { DEPENDENCIES } from '../status/dependency-status.ts';
+import { CROSSWALK_ENTITY_TYPES } from '../storage/crosswalk.ts';
 import { type downtimeView, startDowntimeBody } from '../status/emr-downtime-router.ts';
 import { named } from '../openapi/describe.ts';
 
@@ -236,6 +237,16 @@ export const adminSchemas = {
         })
         .optional()
         .describe("An HL7 v2 EMR's MLLP links for what the adapter sends."),
+      waiting: z
+        .array(
+          z.strictObject({
+            entityType: z.enum(CROSSWALK_ENTITY_TYPES),
+            events: z.number().int().describe('Events waiting whose first lacked record is of this type.'),
+            since: iso.nullable().describe('When the oldest of them began to wait; null when none waits.'),
+          }),
+        )
+        .optional()
+        .describe('Events waiting for a person to map a record in the crosswalk (GET /admin/crosswalk?state=unmapped), per entity type.'),
     }),
   ),
   eventStatus: named('EventStatus', eventStatus),

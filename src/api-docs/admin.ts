@@ -13,6 +13,7 @@ import { quarantineListParams } from '../receiver/quarantine-admin-router.ts';
 import { WEBHOOK_PATH } from '../receiver/router.ts';
 import { HEADERS } from '../signature/webhook-signature.ts';
 import { adminSchemas as schemas } from './admin-schemas.ts';
+import { crosswalkRoutes } from './crosswalk.ts';
 import { buildOpenApi, type OpenApiDocument } from '../openapi/build.ts';
 import type { ApiDescription, ParameterDescription } from '../openapi/describe.ts';
 import { optionalBody, reply, routesOf, tagsOf } from '../openapi/route.ts';
@@ -97,9 +98,14 @@ const operationRoutes = routesOf({ tag: 'operations', ...OPEN }, (route) => [
 ]);
 
 const statusRoutes = routesOf({ tag: 'admin', ...ADMIN }, (route) => [
-  route('get /admin/status', 'getStatus', 'Each dependency (database, EMR, service): whether it works now, why not, since when', {
-    responses: { 200: reply('The dependencies.', schemas.status) },
-  }),
+  route(
+    'get /admin/status',
+    'getStatus',
+    'Each dependency (database, EMR, service): whether it works now, why not, since when; the events waiting for a mapping',
+    {
+      responses: { 200: reply('The dependencies.', schemas.status) },
+    },
+  ),
 ]);
 
 const downtimeRoutes = routesOf({ tag: 'admin', ...ADMIN }, (route) => [
@@ -328,6 +334,7 @@ export const adminApi: ApiDescription = {
     quarantine: 'Signed webhooks over WEBHOOK_MAX_BODY_BYTES, kept for a person to apply or dismiss.',
     events: 'Events searched, counted per minute, and the mappings they made (what the console shows).',
     documents: 'The document outbox (EMR → service).',
+    crosswalk: 'Service records and the EMR records they stand for, where the EMR owns its records; the events waiting for a person to map one.',
     audit: 'Who did what on the admin surface.',
   }),
   routes: [
@@ -339,6 +346,7 @@ export const adminApi: ApiDescription = {
     ...quarantineRoutes,
     ...eventRoutes,
     ...documentRoutes,
+    ...crosswalkRoutes(ADMIN, OPERATOR),
     ...auditRoutes,
   ],
 };

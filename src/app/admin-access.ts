@@ -2,7 +2,9 @@
 // to its route on the admin router and given that route's rule (src/access/admin-routes.ts): a viewer asking
 // for an operator's route gets 403 `forbidden`. After the route ran (or refused), one audit entry is written
 // for every request whose rule names an action (state changes and body reveals; never plain reads), with the
-// outcome its answer had: ok, denied (403), not_found (404), refused (another 4xx) or failed (5xx).
+// outcome its answer had: ok, denied (403), not_found (404), refused (another 4xx) or failed (5xx). A route whose
+// module writes that entry itself (the crosswalk's, with this request's actor, door and address) says so, and
+// the middleware then writes none: one change, one entry.
 import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { canDo } from '../actor.ts';
@@ -27,6 +29,16 @@ export function matchRoute(router: Router, method: string, path: string): Matche
   if (!layer || typeof layer.path !== 'string') return undefined;
   return { path: layer.path, params: layer.params(path, layer.captures(path), {}) as Record<string, string> };
 }
+
+/** What a route leaves on ctx.state when its module wrote the request's audit entry (auditedByRoute). */
+interface AuditState {
+  auditedByRoute?: true;
+}
+
+/** For a route whose module recorded this request's change in the audit trail: the middleware records no second entry. */
+export const auditedByRoute = (ctx: Context): void => {
+  (ctx.state as AuditState).auditedByRoute = true;
+};
 
 export function outcomeOf(status: number): AuditOutcome {
   if (status >= 500) return 'failed';
@@ -65,7 +77,7 @@ export function adminAccess(deps: { router: Router; auditor: Auditor; rules?: Re
       status = statusOf(err);
       throw err;
     } finally {
-      if (rule.action)
+      if (rule.action && !(ctx.state as AuditState).auditedByRoute)
         await deps.auditor.record({
           actor: actor.name,
           door: doorOf(ctx),

@@ -1,9 +1,10 @@
 // The crosswalk as CSV (`entityType,serviceId,emrId`, a header line first): an import checks every line, refuses
-// a bad one with its line number and reason (that line changes nothing), and maps each good one as a person's
-// PUT would; the export writes every mapping in the crosswalk, whatever set it. Lines are RFC 4180: a field may
-// be quoted, a quote inside one doubled.
+// a bad one with its line number and reason (that line changes nothing; one the EMR could not be asked about now
+// too), and maps each good one as a person's PUT would; the export writes every mapping in the crosswalk, whatever
+// set it. Lines are RFC 4180: a field may be quoted, a quote inside one doubled.
 import type { CrosswalkStore } from '../storage/crosswalk.ts';
 import type { Crosswalk, Requester } from './crosswalk.ts';
+import { AppError } from '../errors.ts';
 import { CrosswalkRefusal } from './errors.ts';
 import { EMR_ID_MAX, idProblem, isCrosswalkEntityType, SERVICE_ID_MAX } from './values.ts';
 
@@ -20,7 +21,14 @@ export interface ImportResult {
 }
 
 /** A refusal of the whole file (too large, no header): nothing is imported. */
-export class CsvFileRefused extends Error {}
+export class CsvFileRefused extends Error {
+  constructor(
+    readonly kind: 'too_large' | 'no_header',
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 /** One line's fields; undefined when its quoting is broken. */
 function fieldsOf(line: string): string[] | undefined {
@@ -68,11 +76,11 @@ function parseLine(line: string): { entityType: 'patient' | 'doctor' | 'location
 
 /** Imports `text` line by line; each good line is mapped as an operator's PUT would be. */
 export async function importCsv(crosswalk: Crosswalk, text: string, who: Requester): Promise<ImportResult> {
-  if (Buffer.byteLength(text, 'utf8') > CSV_MAX_BYTES) throw new CsvFileRefused(`the file is larger than ${CSV_MAX_BYTES} bytes`);
+  if (Buffer.byteLength(text, 'utf8') > CSV_MAX_BYTES) throw new CsvFileRefused('too_large', `the file is larger than ${CSV_MAX_BYTES} bytes`);
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   if (lines.at(-1) === '') lines.pop();
-  if (lines[0]?.trim() !== CSV_HEADER) throw new CsvFileRefused(`the first line must be the header ${CSV_HEADER}`);
-  if (lines.length - 1 > CSV_MAX_LINES) throw new CsvFileRefused(`the file has more than ${CSV_MAX_LINES} lines`);
+  if (lines[0]?.trim() !== CSV_HEADER) throw new CsvFileRefused('no_header', `the first line must be the header ${CSV_HEADER}`);
+  if (lines.length - 1 > CSV_MAX_LINES) throw new CsvFileRefused('too_large', `the file has more than ${CSV_MAX_LINES} lines`);
   const result: ImportResult = { imported: 0, refused: [] };
   // One patient chart per person within the file too: the second line naming a chart already taken is refused.
   const charts = new Map<string, string>();
@@ -94,6 +102,12 @@ export async function importCsv(crosswalk: Crosswalk, text: string, who: Request
       if (parsed.entityType === 'patient') charts.set(parsed.emrId, parsed.serviceId);
       result.imported++;
     } catch (err) {
+      // The EMR (or the store) could not answer for this line: it changed nothing, and says so, so the file is
+      // never left half-imported without a word on which lines went in. Importing the file again is harmless.
+      if (err instanceof AppError && err.retryable && !(err instanceof CrosswalkRefusal)) {
+        refuse(`not imported now (${err.code}: ${err.message}); import this line again`);
+        continue;
+      }
       if (!(err instanceof CrosswalkRefusal)) throw err;
       refuse(err.message);
     }
@@ -107,5 +121,5 @@ const csvField = (v: string): string => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g
 /** Every mapping in the crosswalk, whatever set it, as the import reads it. */
 export async function exportCsv(store: Pick<CrosswalkStore, 'allMapped'>): Promise<string> {
   const rows = await store.allMapped();
-  return [CSV_HEADER, ...rows.map((r) => [r.entityType, r.serviceId, r.emrId].map(csvField).join(','))].join('\n') + '\n';
+  return `${[CSV_HEADER, ...rows.map((r) => [r.entityType, r.serviceId, r.emrId].map(csvField).join(','))].join('\n')}\n`;
 }

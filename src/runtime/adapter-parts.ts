@@ -8,6 +8,7 @@ import { createAuditAdminRouter } from '../audit/admin-router.ts';
 import { createAuditor } from '../audit/audit-trail.ts';
 import type { Auditor } from '../audit/auditor.ts';
 import { type Crosswalk, createCrosswalk } from '../crosswalk/crosswalk.ts';
+import { createCrosswalkAdminRouter } from '../crosswalk/admin-router.ts';
 import type { Clock } from '../clock.ts';
 import type { EmrInbound, EmrPort } from '../emr/index.ts';
 import type { AppDeps } from '../app/app.ts';
@@ -228,6 +229,7 @@ export function appDependencies(
         },
         emrCalls: parts.emrCalls,
         ...(parts.emr.links ? { emrLinks: () => parts.emr.links!() } : {}),
+        waiting: () => parts.workers.processorStores.crosswalk.waiting(),
       }),
       createProcessorAdminRouter({
         deadLetters: parts.workers.processorStores.deadLetters,
@@ -240,6 +242,7 @@ export function appDependencies(
       createAuditAdminRouter({ auditor: parts.access.auditor }),
       createEmrDowntimeAdminRouter({ downtime: parts.emrDowntime, clock }),
       createQuarantineAdminRouter({ quarantine }),
+      createCrosswalkAdminRouter({ crosswalk, store: parts.workers.processorStores.crosswalk, queue: parts.workers.processorStores.queue }),
     ],
     adminSurfaceRouters: [createOpenApiRouter(adminOpenApi)],
     consoleRouter: buildConsoleRouter(opts, { ...parts, quarantine, crosswalk }),

@@ -1,8 +1,10 @@
 // GET /admin/status: each dependency (database, EMR, service), whether it works now, why not, and since when;
 // what the EMR module does and does not do (an HL7 v2 EMR is not told a document's final status); and the EMR
-// calls allowed in flight now (the adaptive limit, lowered while the EMR pushes back).
+// calls allowed in flight now (the adaptive limit, lowered while the EMR pushes back); and the events waiting for a
+// person to map a record in the crosswalk, per entity type, since when.
 import Router from '@koa/router';
 import type { Inbox } from '../inbox/inbox.ts';
+import { CROSSWALK_ENTITY_TYPES, type WaitingSummary } from '../storage/crosswalk.ts';
 import type { AdaptiveLimit } from '../work/adaptive-limit.ts';
 import type { DependencyStatus } from './dependency-status.ts';
 
@@ -23,9 +25,11 @@ export function createStatusAdminRouter(deps: {
   emrCalls?: Pick<AdaptiveLimit, 'limit' | 'max' | 'inFlight' | 'waiting'>;
   /** A pushed EMR's links (HL7 v2 over MLLP): configured and connected now. */
   emrLinks?: () => { configured: number; connected: number };
+  /** The crosswalk's waiting events (CrosswalkStore.waiting). */
+  waiting?: () => Promise<WaitingSummary[]>;
 }): Router {
   const router = new Router();
-  router.get('/status', (ctx) => {
+  router.get('/status', async (ctx) => {
     // The database is asked now (what its last commits met); the EMR and the service report with every call.
     reportDatabase(deps.status, deps.database);
     const calls = deps.emrCalls;
@@ -34,9 +38,18 @@ export function createStatusAdminRouter(deps: {
       ...(deps.emr ? { capabilities: { emr: deps.emr } } : {}),
       ...(calls ? { emrCalls: { limit: calls.limit(), max: calls.max, inFlight: calls.inFlight(), waiting: calls.waiting() } } : {}),
       ...(deps.emrLinks ? { emrLinks: deps.emrLinks() } : {}),
+      ...(deps.waiting ? { waiting: waitingView(await deps.waiting()) } : {}),
     };
   });
   return router;
+}
+
+/** Every entity type, in the order patient, doctor, location: how many events wait for one, since when (ISO; null when none). */
+export function waitingView(summary: readonly WaitingSummary[]) {
+  return CROSSWALK_ENTITY_TYPES.map((entityType) => {
+    const s = summary.find((w) => w.entityType === entityType);
+    return { entityType, events: s?.events ?? 0, since: s?.oldestSince == null ? null : new Date(s.oldestSince).toISOString() };
+  });
 }
 
 /** Asks the database now and reports it: what /admin/status and the console's overview show. */

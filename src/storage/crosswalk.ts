@@ -75,6 +75,8 @@ export interface CrosswalkStore {
    */
   wakeMapped(): Promise<number>;
   waiting(): Promise<WaitingSummary[]>;
+  /** The inbox id of the newest event waiting for this record; undefined when none waits (a patient's suggestions read its snapshot). */
+  newestWaiter(record: LackedRecord): Promise<number | undefined>;
 }
 
 export const recordKey = (r: LackedRecord): string => `${r.entityType}:${r.serviceId}`;

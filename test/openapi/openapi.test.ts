@@ -252,6 +252,10 @@ describe('the adapter', () => {
           return { params, headers, body: { reason: 'checked by the OpenAPI test' } };
         case 'replayAllDeadLetters':
           return { params, headers, body: {} };
+        case 'mapCrosswalk':
+          return { params, headers, body: { emrId: 'no-such-patient' } };
+        case 'importCrosswalk':
+          return { params, headers: { ...headers, 'content-type': 'text/csv' }, raw: Buffer.from('entityType,serviceId,emrId\n') };
         case 'startEmrDowntime':
           return { params, headers, body: { until: new Date(Date.now() + 3_600_000).toISOString(), reason: 'checked by the OpenAPI test' } };
         default:

@@ -7,6 +7,7 @@ import { createCredentialCheck, sha256Hex } from '../../src/access/credentials.t
 import { createSignInThrottle, type ThrottleSettings } from '../../src/access/throttle.ts';
 import { createAuditAdminRouter } from '../../src/audit/admin-router.ts';
 import { createAuditor } from '../../src/audit/audit-trail.ts';
+import type { Auditor } from '../../src/audit/auditor.ts';
 import type { AuditRecord } from '../../src/storage/audit.ts';
 import { createApp } from '../../src/app/app.ts';
 import { silentLogger } from '../../src/logger.ts';
@@ -32,7 +33,7 @@ export interface AuditedAdmin {
   entries(): Promise<AuditRecord[]>;
 }
 
-export function auditedAdmin(opts: { throttle?: Partial<ThrottleSettings>; routers?: (f: ProcessorFixture) => Router[] } = {}): AuditedAdmin {
+export function auditedAdmin(opts: { throttle?: Partial<ThrottleSettings>; routers?: (f: ProcessorFixture, auditor: Auditor) => Router[] } = {}): AuditedAdmin {
   const f = processorFixture();
   const store = createSqliteAuditStore(f.db);
   const auditor = createAuditor({ store, clock: f.clock, logger: silentLogger() });
@@ -43,7 +44,7 @@ export function auditedAdmin(opts: { throttle?: Partial<ThrottleSettings>; route
     adminRouters: [
       createProcessorAdminRouter({ deadLetters: f.stores.deadLetters, logger: silentLogger() }),
       createAuditAdminRouter({ auditor }),
-      ...(opts.routers?.(f) ?? []),
+      ...(opts.routers?.(f, auditor) ?? []),
     ],
     adminToken: TOKENS.admin,
     credentials: createCredentialCheck({

@@ -120,5 +120,12 @@ export function createPostgresCrosswalkStore(pool: Pool, clock: Clock): Crosswal
       );
       return rows.map((r) => ({ entityType: r.entity_type, events: Number(r.events), oldestSince: r.oldest === null ? null : Number(r.oldest) }));
     },
+    async newestWaiter(r) {
+      const { rows } = await pool.query<{ id: string | null }>('SELECT max(inbox_id) AS id FROM crosswalk_waits WHERE entity_type = $1 AND service_id = $2', [
+        r.entityType,
+        r.serviceId,
+      ]);
+      return rows[0]?.id == null ? undefined : Number(rows[0].id);
+    },
   };
 }

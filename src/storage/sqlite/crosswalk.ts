@@ -40,6 +40,8 @@ export function createSqliteCrosswalkStore(db: Db, clock: Clock): CrosswalkStore
   const waiting = db.prepare(`SELECT w.entity_type, count(DISTINCT w.inbox_id) AS events, min(w.since) AS oldest
     FROM crosswalk_waits w WHERE w.ord = (SELECT min(x.ord) FROM crosswalk_waits x WHERE x.inbox_id = w.inbox_id) GROUP BY w.entity_type`);
 
+  const newestWaiter = db.prepare('SELECT max(inbox_id) FROM crosswalk_waits WHERE entity_type = ? AND service_id = ?').pluck();
+
   const wakeIds = (ids: number[]): number => {
     if (!ids.length) return 0;
     const json = JSON.stringify(ids);
@@ -93,5 +95,6 @@ export function createSqliteCrosswalkStore(db: Db, clock: Clock): CrosswalkStore
         events: r.events,
         oldestSince: r.oldest,
       })),
+    newestWaiter: async (r) => (newestWaiter.get(r.entityType, r.serviceId) as number | null) ?? undefined,
   };
 }

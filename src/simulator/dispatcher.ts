@@ -8,7 +8,7 @@ import type { Clock } from '../clock.ts';
 import { PAUSE_AFTER_CONSECUTIVE_FAILURES } from '../contract/api.ts';
 import type { Db } from '../sqlite/open.ts';
 import type { Logger } from '../logger.ts';
-import { attempt, type AttemptStatements, type DeliveryRow, prepareAttemptStatements } from './delivery-attempt.ts';
+import { attempt, type AttemptDeps, type AttemptStatements, type DeliveryRow, prepareAttemptStatements } from './delivery-attempt.ts';
 import { orderKeyOf } from './events.ts';
 import type { Faults } from './faults.ts';
 import type { Store, Subscription } from './store.ts';
@@ -26,6 +26,8 @@ export interface Dispatcher {
   /** The earliest time a queued delivery that can go (first of its appointment) falls due, if any. */
   nextDueAt(): number | undefined;
   queued(subscriptionId: string): number;
+  /** Cuts off every request still on the network (the simulator stopping): its attempt fails, nothing waits for it. */
+  stop(): void;
 }
 
 interface DispatcherDeps {
@@ -43,7 +45,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const { store, clock } = deps;
   const random = deps.random ?? Math.random;
   const sql = prepareStatements(deps.db);
-  const lanes = { deps, sql };
+  const stopping = new AbortController();
+  const lanes: Lanes = { deps: { ...deps, stopping: stopping.signal }, sql };
   return {
     enqueue(event) {
       const faults = deps.faults();
@@ -78,6 +81,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     },
     nextDueAt: () => (sql.nextDue.get() as number | null) ?? undefined,
     queued: (id) => sql.queued.get(id) as number,
+    stop: () => stopping.abort(),
   };
 }
 
@@ -106,7 +110,7 @@ function prepareStatements(db: Db) {
 }
 
 interface Lanes {
-  deps: DispatcherDeps;
+  deps: DispatcherDeps & AttemptDeps;
   sql: Statements & AttemptStatements;
 }
 
@@ -188,8 +192,8 @@ type InFlight = ReturnType<typeof createInFlight>;
 
 /**
  * The attempts a lane has made and not yet seen settle. A lane, and so its pass, ends only when every one has
- * (answered, or abandoned at the timeout), an error of one included: the clock must not move while a signed
- * request is still on its way.
+ * (its request off the network: answered, or its connection gone, even past the timeout that failed it), an error
+ * of one included: the clock must not move while a signed request can still reach its receiver.
  */
 function createInFlight() {
   const pending = new Set<Promise<void>>();

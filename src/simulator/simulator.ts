@@ -2,7 +2,7 @@
 // supertest). It owns its SQLite state, its clock (real time plus an offset that only grows, persisted),
 // the webhook dispatcher, the document flow and the faults. runDue() fires what is due now; advance()
 // moves the clock and fires everything that falls due on the way, each at its own simulated time; the two
-// take turns, so the clock never moves while an attempt is in flight.
+// take turns, so the clock never moves while a signed request is on the network.
 import type Router from '@koa/router';
 import Koa from 'koa';
 import { createOffsetClock, type OffsetClock } from '../clock.ts';
@@ -99,6 +99,9 @@ export function createSimulator(opts: SimulatorOptions): Simulator {
     },
     async stop() {
       if (timer) clearInterval(timer);
+      // What is still on the network is cut off: a receiver holding a request (a pass waits for it up to the
+      // receiver's tolerance past its timeout) would otherwise keep the last pass, and so stop, waiting.
+      dispatcher.stop();
       await turns.current();
       await files.close();
       await closeDatabase(db);
@@ -129,10 +132,12 @@ function createFaultSwitch() {
 }
 
 /**
- * Passes and moves of the clock take turns. An attempt is signed when its pass makes it and is received
- * after; were the clock moved in between, the receiver would see a stale timestamp. Which attempts are in
- * flight cannot be read from the queue (a subscription that pauses mid-pass hides its rows), so the clock
- * only ever moves between passes, never during one.
+ * Passes and moves of the clock take turns. An attempt is signed when its pass makes it and is checked by its
+ * receiver after; were the clock moved in between, the receiver would see a stale timestamp. A pass ends only
+ * once every request it sent is off the network (answered, or its connection gone: past its 10 s too, since a
+ * busy receiver may reach it later; see ./delivery-attempt.ts), and which attempts are in flight cannot be read
+ * from the queue (a subscription that pauses mid-pass hides its rows), so the clock only ever moves between
+ * passes, never during one: an advance answers only after every attempt signed before it is off the network.
  */
 function createTurns() {
   let turn: Promise<unknown> = Promise.resolve();

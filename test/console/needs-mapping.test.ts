@@ -40,6 +40,8 @@ describe('the Needs mapping page', () => {
     expect(doctors).not.toContain('Test Clinic Room 1');
     expect((await agent.get(`${PAGE}?type=patient`).expect(200)).text).toContain('Nothing needs mapping among patients.');
     expect((await agent.get(`${PAGE}?type=nurse`)).status).toBe(400);
+    // The events themselves, on the events page's state filter.
+    expect((await agent.get('/console/events?state=waiting').expect(200)).text).toContain('<option value="waiting" selected>');
   });
 
   it('shows a patient by its serviceId only: no name or phone, and no suggestion by name', async () => {

@@ -9,7 +9,7 @@ import { param } from '../form.ts';
 import { sendPage } from '../guard.ts';
 import { html, query } from '../html.ts';
 
-export const EVENT_STATES = ['pending', 'retrying', 'applied', 'discarded_stale', 'dead', 'dismissed'] as const;
+export const EVENT_STATES = ['pending', 'retrying', 'waiting', 'applied', 'discarded_stale', 'dead', 'dismissed'] as const;
 const PAGE_SIZE = 50;
 
 interface Filters {

@@ -24,7 +24,8 @@
 // | AIP-3    | XCN  | XCN.1 doctor serviceId, XCN.2 family, XCN.3 given, XCN.9 `<AA>`                 |
 //
 // A doctor or location the crosswalk maps (or the snapshot's externalId names) travels by the EMR's own id in
-// PL.1 / XCN.1 alone: no assigning authority, since the id is the EMR's, not the service's (CONTRACT section 9).
+// PL.1 / XCN.1 alone: no assigning authority, since the id is the EMR's, not the service's
+// (docs/connecting-an-hl7-emr.md, "AIP-3 and AIL-3: the EMR's own ids from the crosswalk").
 import type { AppointmentInput, PatientInput } from '../../port.ts';
 import { at, type BuiltMessage, built, segment } from './compose.ts';
 import { buildMsh, type HeaderContext } from './header.ts';

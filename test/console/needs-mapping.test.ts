@@ -204,7 +204,7 @@ describe('the overview', () => {
     expect(text).toMatch(
       /id="dead-letter-count">3<\/a> <span class="muted">events<\/span><\/dd><\/div>\s*<div><dt>Waiting for a mapping<\/dt><dd><a href="\/console\/needs-mapping" id="waiting-count">7<\/a>/,
     );
-    expect(text).toContain('oldest <span id="waiting-age">3.0 h</span>');
+    expect(text).toContain('<span class="sub">oldest <span id="waiting-age">3.0 h</span></span>');
   });
 
   it('says nothing of waiting without a crosswalk', async () => {

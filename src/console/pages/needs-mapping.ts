@@ -26,6 +26,7 @@ import { consoleAction, redirectWith, sendPage, sessionOf } from '../guard.ts';
 import { csrfField } from '../csrf.ts';
 import { html, type Html, query } from '../html.ts';
 import type { ConsoleSession } from '../session.ts';
+import { bytes } from './quarantine.ts';
 
 export const NEEDS_MAPPING_PAGE = '/console/needs-mapping';
 const PAGE_SIZE = 50;
@@ -175,7 +176,7 @@ ${csrfField(session.csrf)}
 <div class="actions"><button type="submit" id="import">Import</button></div></form>`
     : html`<p class="muted">Importing needs the <strong>operator</strong> role.</p>`;
   return html`<section class="card" aria-labelledby="import-h"><h2 id="import-h">Import a crosswalk file</h2>
-<p>A CSV with the header <code>${CSV_HEADER}</code> (at most ${Math.round(CSV_MAX_BYTES / 1024)} KiB): the hospital's provider and department lists, each line mapping one record as the form above would. A line that will not do is refused with its reason and changes nothing; the others are mapped.</p>
+<p>A CSV with the header <code>${CSV_HEADER}</code> (at most ${bytes(CSV_MAX_BYTES)}): the hospital's provider and department lists, each line mapping one record as the form above would. A line that will not do is refused with its reason and changes nothing; the others are mapped.</p>
 ${form}</section>`;
 }
 

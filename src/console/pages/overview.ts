@@ -54,7 +54,7 @@ ${o.quarantined !== undefined ? html`<div><dt>Quarantined</dt><dd><a href="/cons
 /** Events waiting for a person to map a record, beside the dead letters; the way to the page that maps them. */
 function waiting(o: Overview) {
   if (!o.waiting) return '';
-  const age = o.waiting.ageMs === null ? html`` : html` <span class="muted">oldest <span id="waiting-age">${duration(o.waiting.ageMs)}</span></span>`;
+  const age = o.waiting.ageMs === null ? html`` : html`<span class="sub">oldest <span id="waiting-age">${duration(o.waiting.ageMs)}</span></span>`;
   return html`<div><dt>Waiting for a mapping</dt><dd><a href="${NEEDS_MAPPING_PAGE}" id="waiting-count">${o.waiting.events}</a> <span class="muted">events</span>${age}</dd></div>`;
 }
 

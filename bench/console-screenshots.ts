@@ -1,7 +1,8 @@
 // `npm run screenshots`: draws docs/console/*.png, the console's main pages as an operator sees them, from a
 // real adapter (the bundled simulator; an in-process EMR that can be taken down) after some traffic: a few
 // appointments, dead letters made while the EMR was down, a document that failed and one retried, a viewer's
-// refused replay, a body shown. Debian's Chromium draws them (bench/support/chromium.ts).
+// refused replay, a body shown, and two appointments waiting for doctors and a location the EMR keeps to itself.
+// Debian's Chromium draws them (bench/support/chromium.ts).
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,6 +83,26 @@ async function main(): Promise<void> {
     await sim('POST', '/_sim/clock/advance', { seconds: 12 * 3600 });
     await until('the held documents sent', async () => (await statusOf(1)) === 'SENT', 30_000);
 
+    // From now on the EMR keeps its doctors and locations to itself: two appointments wait for a person to map theirs.
+    emr.creatable.delete('doctor');
+    emr.creatable.delete('location');
+    for (const name of ['Dr Amara Okafor', 'Dr Amara Okafor-Reyes', 'Dr Lucas Moreau']) emr.addMasterRecord({ entityType: 'doctor', name });
+    emr.addMasterRecord({ entityType: 'location', name: 'Clinic Room 4' });
+    const booked = await sim<{ location: { serviceId: string } }>('POST', '/_sim/appointments', {
+      clinicId: adapter.clinicId,
+      doctor: { name: 'Dr Amara Okafor' },
+      location: { name: 'Clinic Room 4' },
+    });
+    await sim('POST', '/_sim/appointments', {
+      clinicId: adapter.clinicId,
+      doctor: { name: 'Dr Lucas Moreau' },
+      location: { serviceId: booked.body.location.serviceId },
+    });
+    await until(
+      'appointments waiting for a mapping',
+      async () => (await admin<{ events: unknown[] }>('GET', '/events?state=waiting')).body.events.length === 2,
+    );
+
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });
     const page = await context.newPage();
     const signIn = async (p: Page, token: string) => {
@@ -116,6 +137,7 @@ async function main(): Promise<void> {
     await shoot('/events', 'events');
     await shoot(`/events/${applied}`, 'event');
     await shoot('/dead-letters', 'dead-letters');
+    await shoot('/needs-mapping', 'needs-mapping');
     await shoot('/documents', 'documents');
     await shoot('/audit', 'audit');
   } finally {

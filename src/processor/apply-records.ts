@@ -5,6 +5,7 @@
 import { hash } from 'node:crypto';
 import type { MappingEntityType } from '../contract/api.ts';
 import type { EmrRecord, PatientInput } from '../emr/port.ts';
+import { CROSSWALK_ENTITY_TYPES, type CrosswalkEntityType, recordKey } from '../storage/crosswalk.ts';
 import type { Applied, ApplyDeps } from './apply.ts';
 
 /** A service entity as an event names it. */
@@ -28,6 +29,18 @@ export async function recordClaimed(deps: ApplyDeps, entityType: MappingEntityTy
   // The port's handle of a record whose EMR id comes later is no mapping: the EMR's id will be.
   if (record.pending) return { id: record.id, isNew: record.created, pending: true as const };
   return { id: await deps.mappings.record(entityType, serviceId, record.id), isNew: record.created };
+}
+
+/**
+ * A person's crosswalk mapping of a record the adapter may create (set before the adapter met the record), recorded
+ * as the adapter's own. Called inside the record's claim section, which the crosswalk module's writes take too: the
+ * person's record is the one found, and none is created beside it; once recorded, it stands as any found one does.
+ */
+export async function adoptCrosswalked(deps: ApplyDeps, entityType: MappingEntityType, serviceId: string): Promise<Found | undefined> {
+  if (!(CROSSWALK_ENTITY_TYPES as readonly string[]).includes(entityType)) return undefined;
+  const record = { entityType: entityType as CrosswalkEntityType, serviceId };
+  const emrId = (await deps.crosswalk.mapped([record])).get(recordKey(record));
+  return emrId === undefined ? undefined : recordClaimed(deps, entityType, serviceId, { id: emrId, created: false });
 }
 
 /** The record named in what the event leaves: claimed for the service when it has no mapping yet, and in the refs. */
@@ -58,7 +71,7 @@ export async function findOrClaim(
       : await deps.locks.run(claimKey(entityType, entity.serviceId), async () => {
           const known = await deps.mappings.find(entityType, entity.serviceId);
           if (known) return { id: known, isNew: false };
-          return recordClaimed(deps, entityType, entity.serviceId, await ensure());
+          return (await adoptCrosswalked(deps, entityType, entity.serviceId)) ?? recordClaimed(deps, entityType, entity.serviceId, await ensure());
         });
   return noteRecord(deps, out, entityType, entity, found);
 }

@@ -15,6 +15,7 @@ import type { MappingClaim } from '../storage/processing.ts';
 import type { AppliedVersion, EntityVersions } from '../storage/versions.ts';
 import { type Participant, type Resolved, type ResolveDeps, resolveOwned } from './resolve.ts';
 import {
+  adoptCrosswalked,
   applyPatientSnapshot,
   claimKey,
   type Entity,
@@ -119,6 +120,8 @@ async function claimAtOnce(deps: ApplyDeps, e: AppointmentEvent, out: Applied, r
   const unmapped = (Object.keys(serviceIds) as (keyof Mapped)[]).filter((t) => before[t] === undefined);
   const keys = [patientKey(e.patient.serviceId), ...unmapped.map((t) => claimKey(t, serviceIds[t])).sort()];
   return deps.locks.runAll(keys, async () => {
+    // A person's crosswalk mapping of one of them is adopted, as one by one (./apply-records.ts).
+    for (const t of unmapped) await adoptCrosswalked(deps, t, serviceIds[t]);
     // Mappings recorded meanwhile (by an event that held these sections before) are named, not claimed.
     const mapped = { ...(await mappedRecords(deps, e)), ...resolved };
     if (mapped.appointment !== undefined) return false;

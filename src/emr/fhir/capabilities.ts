@@ -17,6 +17,11 @@ export interface FhirCapabilities {
   conditionalCreate(resourceType: string): boolean;
   /** True when the server declares the create interaction for the type. */
   creates(resourceType: string): boolean;
+  /**
+   * How a change to a record of the type is sent: `update` (PUT) where the server declares it, else `patch` (JSON
+   * Patch) where it declares that; `update` when it declares neither (the write is tried, and a refusal is an incident).
+   */
+  changeBy(resourceType: string): 'update' | 'patch';
   /** True when the server declares the transaction interaction and conditional create for every claimed type. */
   transactions(): boolean;
 }
@@ -32,13 +37,17 @@ export function readCapabilities(statement: unknown): FhirCapabilities {
   const servers = (s.rest ?? []).filter((r) => r.mode === 'server');
   const resources = servers.flatMap((r) => r.resource ?? []);
   const conditional = new Set<string>(resources.filter((r) => r.conditionalCreate === true).map((r): string => r.type));
-  const creatable = new Set<string>(resources.filter((r) => (r.interaction ?? []).some((i) => i.code === 'create')).map((r): string => r.type));
+  const declaring = (code: string) => new Set<string>(resources.filter((r) => (r.interaction ?? []).some((i) => i.code === code)).map((r): string => r.type));
+  const creatable = declaring('create');
+  const updatable = declaring('update');
+  const patchable = declaring('patch');
   const transaction = servers.some((r) => (r.interaction ?? []).some((i) => i.code === 'transaction'));
   const transactions = transaction && CLAIMED_TYPES.every((t) => conditional.has(t));
   return {
     fhirVersion: version,
     conditionalCreate: (type) => conditional.has(type),
     creates: (type) => creatable.has(type),
+    changeBy: (type) => (!updatable.has(type) && patchable.has(type) ? 'patch' : 'update'),
     transactions: () => transactions,
   };
 }

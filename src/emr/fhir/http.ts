@@ -16,7 +16,7 @@ import { createFhirAuth, type FhirAuth, type FhirAuthSettings } from './auth/ind
 
 export { EmrError } from '../errors.ts';
 
-type Method = 'GET' | 'POST' | 'PUT';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH';
 
 /** An answer: its status, its parsed body (undefined when empty), and the headers a write answers with. */
 export interface FhirAnswer<T> {

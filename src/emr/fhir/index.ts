@@ -11,7 +11,10 @@ import type { Metrics } from '../../metrics/metrics.ts';
 import type { AdaptiveLimit } from '../../work/adaptive-limit.ts';
 import type { EmrPort } from '../port.ts';
 import type { FhirAuthSettings } from './auth/index.ts';
+import type { Appointment } from '@medplum/fhirtypes';
+import { mergeAppointment } from './appointment-merge.ts';
 import { createCapabilityCheck } from './capabilities.ts';
+import { createChanges } from './changes.ts';
 import { createClaims } from './claims.ts';
 import { listDocumentsChangedSince, recordDocumentOutcome } from './documents.ts';
 import { createFhirHttp, type FhirHttp } from './http.ts';
@@ -59,6 +62,7 @@ export function createFhirEmr(opts: FhirEmrOptions): FhirEmr {
   const system = opts.identifierSystem;
   const settings = { identifierSystem: system, labReportTypeCodes: opts.labReportTypeCodes, prescriptionTypeCodes: opts.prescriptionTypeCodes };
   const claims = createClaims(http, system, capabilities);
+  const changes = createChanges(http, capabilities);
   const warnUnknownStatus = (serviceId: string, status: string) => {
     if (!isKnownStatus(status)) opts.logger.warn({ serviceId, status }, 'unknown appointment status kept as an extension');
   };
@@ -67,7 +71,7 @@ export function createFhirEmr(opts: FhirEmrOptions): FhirEmr {
     http,
     refs: fhirRecordRefs,
     ...createOwnedRecords({ http, capabilities, claims, ...(opts.creates ? { creates: opts.creates } : {}) }),
-    ...createPatientOperations({ http, system, claims, logger: opts.logger, metrics: opts.metrics }),
+    ...createPatientOperations({ http, changes, system, claims, logger: opts.logger, metrics: opts.metrics }),
     ensurePractitioner: (d) => claims.findOrCreate(practitionerResource(system, d), d.serviceId),
     ensureLocation: (l) => claims.findOrCreate(locationResource(system, l), l.serviceId),
     async ensureAppointment(a) {
@@ -77,7 +81,9 @@ export function createFhirEmr(opts: FhirEmrOptions): FhirEmr {
     claimAppointment: createAppointmentClaims({ http, system, capabilities, checkStatus: warnUnknownStatus }),
     async updateAppointment(id, a) {
       warnUnknownStatus(a.serviceId, a.status);
-      await http.call('PUT', `Appointment/${encodeURIComponent(id)}`, { ...appointmentResource(system, a), id });
+      // Read, merge the fields emr-bridge owns, write under If-Match: what the EMR's staff added stays.
+      const built = appointmentResource(system, a);
+      await changes.change<Appointment>('Appointment', id, (current) => mergeAppointment(current, built));
     },
     listDocumentsChangedSince: (watermark) => listDocumentsChangedSince(http, settings, watermark),
     async readDocumentBytes(doc) {

@@ -6,7 +6,8 @@ import { Counter } from 'prom-client';
 import type { Logger } from '../../logger.ts';
 import type { Metrics } from '../../metrics/metrics.ts';
 import { EmrError } from '../errors.ts';
-import type { EmrPort, EmrRecord, PatientClaim } from '../port.ts';
+import type { EmrPort, EmrRecord, PatientClaim, PatientField } from '../port.ts';
+import type { Changes } from './changes.ts';
 import type { Claims } from './claims.ts';
 import type { FhirHttp } from './http.ts';
 import { readRecord, recordPath } from './read.ts';
@@ -14,6 +15,8 @@ import { mergePatient, patientResource, serviceIdsOf, withServiceIdentifier } fr
 
 interface PatientDeps {
   http: FhirHttp;
+  /** Writes under If-Match, as the EMR takes changes (./changes.ts). */
+  changes: Changes;
   system: string;
   claims: Claims;
   logger: Logger;
@@ -44,14 +47,13 @@ async function adoptPatient(deps: PatientDeps, id: string, serviceId: string): P
     );
     return undefined;
   }
-  const linked = withServiceIdentifier(record, deps.system, serviceId);
-  if (linked) await deps.http.call('PUT', patientPath(id), linked);
+  await deps.changes.change<Patient>('Patient', id, (current) => withServiceIdentifier(current, deps.system, serviceId));
   return id;
 }
 
 export function createPatientOperations(deps: PatientDeps): Pick<EmrPort, 'ensurePatient' | 'updatePatient' | 'linkPatient'> {
   const { http, system } = deps;
-  const differences = new Counter({
+  const counter = new Counter({
     name: 'emr_bridge_patient_snapshot_differences_total',
     help: 'Service patient snapshots that differ from a patient record the EMR owns (left as the EMR has it), by field.',
     labelNames: ['field'] as const,
@@ -69,21 +71,24 @@ export function createPatientOperations(deps: PatientDeps): Pick<EmrPort, 'ensur
       return deps.claims.findOrCreate(patientResource(system, input), p.serviceId);
     },
     async updatePatient(id, p) {
-      // Read, change name and phone, write back: a PUT of a fresh resource would drop what the EMR holds.
-      const merged = mergePatient(await readRecord<Patient>(http, 'Patient', id), system, p);
-      if (merged.next) await http.call('PUT', patientPath(id), { ...merged.next, id });
-      if (merged.differences.length > 0) {
-        for (const field of merged.differences) differences.inc({ field });
+      // Read, change name and phone, write back under If-Match: a PUT of a fresh resource would drop what the EMR holds.
+      let differences: PatientField[] = [];
+      await deps.changes.change<Patient>('Patient', id, (current) => {
+        const merged = mergePatient(current, system, p);
+        differences = merged.differences;
+        return merged.next && { ...merged.next, id };
+      });
+      if (differences.length > 0) {
+        for (const field of differences) counter.inc({ field });
         deps.logger.info(
-          { patientServiceId: p.serviceId, emrPatientId: id, fields: merged.differences },
+          { patientServiceId: p.serviceId, emrPatientId: id, fields: differences },
           "the service's snapshot differs from a patient the EMR owns; the EMR's record is kept",
         );
       }
-      return { differences: merged.differences };
+      return { differences };
     },
     async linkPatient(id, serviceId) {
-      const linked = withServiceIdentifier(await readRecord<Patient>(http, 'Patient', id), system, serviceId);
-      if (linked) await http.call('PUT', patientPath(id), linked);
+      await deps.changes.change<Patient>('Patient', id, (current) => withServiceIdentifier(current, system, serviceId));
     },
   };
 }

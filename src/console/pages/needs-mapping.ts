@@ -37,7 +37,7 @@ const SEARCHES_AT_ONCE = 6;
 const position = z.tuple([z.enum(CROSSWALK_ENTITY_TYPES), z.string().min(1).max(SERVICE_ID_MAX)]);
 
 /** What the list shows: a type filter and the page's start, kept through a form and back. */
-export interface ListView {
+interface ListView {
   type?: CrosswalkEntityType;
   after?: string;
 }
@@ -60,7 +60,7 @@ function startOf(view: ListView): LackedRecord | undefined {
   }
 }
 
-export const listUrl = (view: ListView): string => `${NEEDS_MAPPING_PAGE}${query({ type: view.type, after: view.after })}`;
+const listUrl = (view: ListView): string => `${NEEDS_MAPPING_PAGE}${query({ type: view.type, after: view.after })}`;
 
 /** The record a form names; a 400 page when it names none. */
 function recordOf(entityType: string | null, serviceId: string | null): LackedRecord {

@@ -11,6 +11,7 @@ import { createInbox } from '../inbox/inbox.ts';
 import type { Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics/metrics.ts';
 import { registerAdapterOperationalMetrics } from './operational-metrics.ts';
+import { registerWaitingMetrics } from '../metrics/waiting-metrics.ts';
 import { WEBHOOK_PATH } from '../receiver/router.ts';
 import { holdStore, openStorage } from '../storage/index.ts';
 import { createServiceClient } from '../service-client/client.ts';
@@ -178,6 +179,7 @@ async function openInsideParts(b: Built, opts: StartAdapterOptions, undo: Undo) 
     outbox: workers.pusher.outbox,
     databaseWritable: () => inbox.isWritable(),
   });
+  registerWaitingMetrics(metrics, { clock, waiting: () => storage.processor.crosswalk.waiting() });
   return { storage, inbox, credentials, service, workers, state: { workersRunning: false } };
 }
 

@@ -55,7 +55,7 @@ describe('docs/alerts.yml', () => {
     }
   });
 
-  it('alerts on the waiting ages, the dependencies and the dead letters', () => {
+  it('alerts on the waiting ages (events waiting for a mapping too), the dependencies and the dead letters', () => {
     const named = new Set(rules().flatMap((r) => namedMetrics(field(r.lines, 'expr') ?? '')));
     for (const m of [
       'emr_bridge_oldest_unprocessed_event_age_seconds',
@@ -63,6 +63,7 @@ describe('docs/alerts.yml', () => {
       'emr_bridge_oldest_undelivered_mapping_age_seconds',
       'emr_bridge_dependency_up',
       'emr_bridge_processor_alerts_total',
+      'emr_bridge_events_waiting_oldest_seconds',
     ])
       expect(named, m).toContain(m);
   });

@@ -1,5 +1,6 @@
 // GET /admin/status beyond the components: the EMR calls' adaptive limit as it stands (lowered after a push-back),
-// and an HL7 v2 EMR's MLLP links, configured and connected; neither is there when the runtime has none to show.
+// an HL7 v2 EMR's MLLP links, configured and connected (neither there when the runtime has none to show); and the
+// events waiting for a mapping in the crosswalk.
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app/app.ts';
@@ -48,5 +49,15 @@ describe('GET /admin/status', () => {
     const res = await statusOf({ emrLinks: () => ({ configured: 4, connected: 3 }) });
     expect(res.body.emrLinks).toEqual({ configured: 4, connected: 3 });
     expect(res.body).not.toHaveProperty('emrCalls');
+  });
+
+  it('shows how many events wait for a mapping, per entity type, and since when', async () => {
+    const since = Date.parse('2026-01-15T09:00:00.000Z');
+    const res = await statusOf({ waiting: async () => [{ entityType: 'doctor', events: 3, oldestSince: since }] });
+    expect(res.body.waiting).toEqual([
+      { entityType: 'patient', events: 0, since: null },
+      { entityType: 'doctor', events: 3, since: '2026-01-15T09:00:00.000Z' },
+      { entityType: 'location', events: 0, since: null },
+    ]);
   });
 });

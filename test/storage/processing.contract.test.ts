@@ -149,4 +149,20 @@ describe.each(engines)('the processing queue on $name', (engine) => {
     expect(await e.stores.readings.depth()).toBe(1);
     expect(await e.stores.readings.oldestOpenReceivedAt()).toBe(t0 + 1_000);
   });
+
+  it("leaves out of the oldest open event's age the events queued behind a waiting one of their entity", async () => {
+    await open();
+    await e.store(appointmentEvent({ serviceId: 'apt_1' }));
+    await e.stores.queue.intake();
+    const [waiting] = await e.stores.queue.claim(1, LEASE);
+    const lacks = [{ entityType: 'doctor' as const, serviceId: 'doc_1' }];
+    await e.stores.queue.commit([{ kind: 'waiting', inboxId: waiting!.inboxId, lacks, reason: 'waiting for a mapping: doctor:doc_1' }]);
+    await e.store(appointmentEvent({ serviceId: 'apt_1', eventType: 'appointment.cancelled', status: 'Cancelled' }));
+    await e.stores.queue.intake();
+    e.clock.advance(1_000);
+
+    expect(await e.stores.readings.oldestOpenReceivedAt()).toBeUndefined();
+    await e.store(appointmentEvent({ serviceId: 'apt_2' }));
+    expect(await e.stores.readings.oldestOpenReceivedAt()).toBe(e.clock.now());
+  });
 });

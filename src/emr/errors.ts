@@ -19,6 +19,8 @@ export type EmrErrorCode =
   | 'emr_record_conflict'
   /** A record kept changing in the EMR while the adapter wrote it (412 round after round): a dead letter for a person. */
   | 'emr_edit_conflict'
+  /** No free Slot of the doctor's schedule at the appointment's time: a person opens one in the EMR, then replays. */
+  | 'slot_unavailable'
   /** The EMR refuses the adapter itself: sign-in refused, or 401/403 with a fresh token. An incident. */
   | 'emr_unauthorized'
   /** The EMR is not what the adapter needs (not FHIR R4). An incident; at start-up it stops the adapter. */

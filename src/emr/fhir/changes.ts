@@ -55,7 +55,7 @@ export interface Changes {
    * Applies `change` to the record as the EMR holds it now and writes the result back; `change` answers undefined
    * when nothing needs to change (nothing is written). Resolves to whether a write was made.
    */
-  change<T extends Resource>(resourceType: T['resourceType'], id: string, change: (current: T) => T | undefined): Promise<boolean>;
+  change<T extends Resource>(resourceType: T['resourceType'], id: string, change: (current: T) => T | undefined | Promise<T | undefined>): Promise<boolean>;
 }
 
 export function createChanges(http: FhirHttp, capabilities: CapabilityCheck): Changes {
@@ -102,7 +102,7 @@ export function createChanges(http: FhirHttp, capabilities: CapabilityCheck): Ch
         const current = read.body;
         if (current?.resourceType !== resourceType || current.id !== id)
           throw new EmrError('emr_unavailable', `the EMR answered a read of ${resourceType}/${id} with ${current?.resourceType ?? 'no resource'}`);
-        const next = change(current as Parameters<typeof change>[0]);
+        const next = await change(current as Parameters<typeof change>[0]);
         if (next === undefined) return false;
         try {
           return await write(resourceType, id, current, next, ifMatchOf(read.etag, current));

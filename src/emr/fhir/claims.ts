@@ -15,6 +15,8 @@ export interface Claims {
   findByServiceId(resourceType: string, serviceId: string): Promise<string | undefined>;
   /** The record carrying the service's id, made from `resource` when there is none. */
   findOrCreate(resource: Resource, serviceId: string): Promise<EmrRecord>;
+  /** Creates `resource` (conditionally where the server declares it) and reads its id; the caller searched first. */
+  create(resource: Resource, serviceId: string): Promise<EmrRecord>;
 }
 
 export function createClaims(http: FhirHttp, system: string, capabilities: CapabilityCheck): Claims {
@@ -43,5 +45,12 @@ export function createClaims(http: FhirHttp, system: string, capabilities: Capab
     if (found) return { id: found, created: false };
     return { id: await idOfAnswer(await http.call<unknown>('POST', type, resource), type, serviceId), created: true };
   }
-  return { findByServiceId, findOrCreate };
+
+  async function create(resource: Resource, serviceId: string): Promise<EmrRecord> {
+    const type = resource.resourceType;
+    const conditional = (await capabilities.current()).conditionalCreate(type);
+    const answer = await http.call<unknown>('POST', type, resource, conditional ? { 'if-none-exist': `identifier=${system}|${serviceId}` } : {});
+    return { id: await idOfAnswer(answer, type, serviceId), created: answer.status === 201 };
+  }
+  return { findByServiceId, findOrCreate, create };
 }

@@ -4,26 +4,27 @@
 // one record); an appointment and the records it names in one transaction Bundle where the server declares
 // transactions too (./transaction.ts). A patient the service knows by an EMR id (its externalId) is that EMR
 // record, marked, not a new one; a Patient the adapter creates carries the record-origin mark, and only such a
-// record takes the service's name and phone (./mapping.ts). Every call signs in as FHIR_AUTH says (./auth).
+// record takes the service's name and phone (./mapping.ts). Appointments are created free-standing or booked
+// into the doctor's Slots (./appointments.ts); every change is written under If-Match (./changes.ts). The records
+// an EMR may own are matched, not created, where it does not let the adapter create them (./owned-records.ts).
+// Every call signs in as FHIR_AUTH says (./auth).
 import type { Clock } from '../../clock.ts';
 import type { Logger } from '../../logger.ts';
 import type { Metrics } from '../../metrics/metrics.ts';
 import type { AdaptiveLimit } from '../../work/adaptive-limit.ts';
 import type { EmrPort } from '../port.ts';
 import type { FhirAuthSettings } from './auth/index.ts';
-import type { Appointment } from '@medplum/fhirtypes';
-import { mergeAppointment } from './appointment-merge.ts';
+import { createAppointmentOperations } from './appointments.ts';
 import { createCapabilityCheck } from './capabilities.ts';
 import { createChanges } from './changes.ts';
 import { createClaims } from './claims.ts';
 import { listDocumentsChangedSince, recordDocumentOutcome } from './documents.ts';
 import { createFhirHttp, type FhirHttp } from './http.ts';
 import { createPatientOperations } from './patients.ts';
-import { appointmentResource, isKnownStatus, locationResource, practitionerResource } from './mapping.ts';
+import { locationResource, practitionerResource } from './mapping.ts';
 import { fhirRecordRefs } from './refs.ts';
 import { createOwnedRecords } from './owned-records.ts';
 import type { CreatableType } from './settings.ts';
-import { createAppointmentClaims } from './transaction.ts';
 
 export interface FhirEmrOptions {
   baseUrl: string;
@@ -42,6 +43,8 @@ export interface FhirEmrOptions {
   limit?: AdaptiveLimit;
   /** FHIR_CREATES: which records the adapter may create; unset: what the CapabilityStatement declares. */
   creates?: readonly CreatableType[];
+  /** FHIR_APPOINTMENT_BOOKING: free-standing Appointments (default), or booked into the doctor's Slots. */
+  booking?: 'create' | 'slot';
 }
 
 export interface FhirEmr extends EmrPort {
@@ -63,10 +66,6 @@ export function createFhirEmr(opts: FhirEmrOptions): FhirEmr {
   const settings = { identifierSystem: system, labReportTypeCodes: opts.labReportTypeCodes, prescriptionTypeCodes: opts.prescriptionTypeCodes };
   const claims = createClaims(http, system, capabilities);
   const changes = createChanges(http, capabilities);
-  const warnUnknownStatus = (serviceId: string, status: string) => {
-    if (!isKnownStatus(status)) opts.logger.warn({ serviceId, status }, 'unknown appointment status kept as an extension');
-  };
-
   return {
     http,
     refs: fhirRecordRefs,
@@ -74,17 +73,7 @@ export function createFhirEmr(opts: FhirEmrOptions): FhirEmr {
     ...createPatientOperations({ http, changes, system, claims, logger: opts.logger, metrics: opts.metrics }),
     ensurePractitioner: (d) => claims.findOrCreate(practitionerResource(system, d), d.serviceId),
     ensureLocation: (l) => claims.findOrCreate(locationResource(system, l), l.serviceId),
-    async ensureAppointment(a) {
-      warnUnknownStatus(a.serviceId, a.status);
-      return claims.findOrCreate(appointmentResource(system, a), a.serviceId);
-    },
-    claimAppointment: createAppointmentClaims({ http, system, capabilities, checkStatus: warnUnknownStatus }),
-    async updateAppointment(id, a) {
-      warnUnknownStatus(a.serviceId, a.status);
-      // Read, merge the fields emr-bridge owns, write under If-Match: what the EMR's staff added stays.
-      const built = appointmentResource(system, a);
-      await changes.change<Appointment>('Appointment', id, (current) => mergeAppointment(current, built));
-    },
+    ...createAppointmentOperations({ http, system, claims, changes, capabilities, logger: opts.logger, booking: opts.booking ?? 'create' }),
     listDocumentsChangedSince: (watermark) => listDocumentsChangedSince(http, settings, watermark),
     async readDocumentBytes(doc) {
       if ('base64' in doc.content) return Buffer.from(doc.content.base64, 'base64');

@@ -59,6 +59,7 @@ export const fhirModule: EmrModule<'fhir'> = {
         auth,
         maxContentBytes: settings.maxContentBytes,
         ...(settings.creates ? { creates: settings.creates } : {}),
+        booking: settings.booking,
         clock,
         logger: host.logger.child({ component: 'emr' }),
         metrics,

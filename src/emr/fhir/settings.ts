@@ -34,6 +34,8 @@ export const FHIR_SETTINGS_SHAPE = {
     .transform((s) => (s ?? '').split(/\s+/).filter(Boolean)),
   // A document's content read from the EMR (a Binary's JSON is a third larger than the 15 MB file it holds).
   FHIR_MAX_CONTENT_BYTES: int(25 * 1024 * 1024, 1024),
+  // create: a free-standing Appointment with start and end; slot: booked into the doctor's free Slot at its start.
+  FHIR_APPOINTMENT_BOOKING: z.enum(['create', 'slot'], { error: 'must be create or slot' }).default('create'),
   // Which of Patient, Practitioner, Location the adapter may create; unset: what the CapabilityStatement declares.
   FHIR_CREATES: z
     .string()
@@ -67,6 +69,8 @@ export interface FhirSettings {
   maxContentBytes: number;
   /** FHIR_CREATES; unset: the types whose create interaction the EMR's CapabilityStatement declares. */
   creates?: CreatableType[];
+  /** FHIR_APPOINTMENT_BOOKING. */
+  booking: 'create' | 'slot';
 }
 
 /** FHIR_* (already checked by the merged schema) to the module's settings; rule breaches go to `problems`. */
@@ -87,6 +91,7 @@ export function fhirSettingsFrom(raw: FhirRaw, ctx: EmrSettingsContext, problems
     auth: fhirAuthFrom(raw, ctx, problems),
     maxContentBytes: raw.FHIR_MAX_CONTENT_BYTES,
     ...(raw.FHIR_CREATES ? { creates: raw.FHIR_CREATES } : {}),
+    booking: raw.FHIR_APPOINTMENT_BOOKING,
   };
 }
 

@@ -56,13 +56,27 @@ export async function subscribeClinic(
 }
 
 export async function startStack(
-  opts: { clinic?: Record<string, unknown>; eventTypes?: string[]; settings?: Record<string, string>; keyMode?: 'live' | 'sandbox'; logger?: Logger } = {},
+  opts: {
+    clinic?: Record<string, unknown>;
+    eventTypes?: string[];
+    settings?: Record<string, string>;
+    keyMode?: 'live' | 'sandbox';
+    logger?: Logger;
+    /** The bundled FHIR server's profile: 'vendor' is an EMR that owns its records (fhir-server --profile vendor). */
+    fhirProfile?: 'default' | 'vendor';
+  } = {},
 ) {
   const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-e2e-'));
   const sim = await startSimulatorServer({ logger: silentLogger() });
   const fhirFile = join(dir, 'fhir.jsonl');
   const startFhirOn = async (port = 0) => {
-    const server = await startFhirServer({ logger: silentLogger(), dataFile: fhirFile, port, auth: {} });
+    const server = await startFhirServer({
+      logger: silentLogger(),
+      dataFile: fhirFile,
+      port,
+      auth: {},
+      ...(opts.fhirProfile ? { profile: opts.fhirProfile } : {}),
+    });
     await registerAdapterClient(server, dir);
     return server;
   };
@@ -111,7 +125,7 @@ export async function startStack(
     /** Creates a resource in the EMR (a clerk's work), signed in likewise; answers the created resource. */
     fhirCreate: async <T = { id: string }>(resource: { resourceType: string } & Record<string, unknown>) =>
       (await reader.call<T>('POST', resource.resourceType, resource)).body,
-    admin: <T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, body?: unknown) =>
+    admin: <T = Record<string, unknown>>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown) =>
       json<T>(method, `${adapter.url}/admin${path}`, body, { authorization: `Bearer ${ADMIN}` }),
     async stopFhir() {
       await fhir?.close();

@@ -1,7 +1,7 @@
 // The bundled FHIR server's small HTTP helpers over node:http: bounded body reading (JSON and form) and
 // writing JSON answers.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { OperationOutcome } from '@medplum/fhirtypes';
+import type { OperationOutcome, OperationOutcomeIssue } from '@medplum/fhirtypes';
 
 const MAX_BODY = 20 * 1024 * 1024;
 
@@ -45,7 +45,7 @@ export function sendFhir(res: ServerResponse, status: number, body: unknown, hea
   res.end(JSON.stringify(body));
 }
 
-export const outcome = (code: 'invalid' | 'login' | 'forbidden' | 'not-found' | 'not-supported' | 'exception', text: string): OperationOutcome => ({
+export const outcome = (code: OperationOutcomeIssue['code'], text: string): OperationOutcome => ({
   resourceType: 'OperationOutcome',
   issue: [{ severity: 'error', code, details: { text } }],
 });

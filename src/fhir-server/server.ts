@@ -1,6 +1,6 @@
 // The bundled FHIR R4 server over node:http: routes the public documents (metadata, smart-configuration),
 // the token endpoint and, behind the sign-in guard when it is on, every FHIR interaction; with the vendor
-// profile (./vendor/), its refusals in front of the store and its counters at GET /_control/counters.
+// profile (./vendor/), its rules in front of the store and its control routes under /_control/.
 // The embedded default EMR for `npm start`, the end-to-end tests and QA.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,7 +25,7 @@ export interface FhirServerOptions {
   logger: Logger;
   /** SMART Backend Services sign-in; absent = no sign-in (as today). */
   auth?: { tokenLifetimeSeconds?: number /* default 300 */ };
-  /** Time for token expiry and assertion checks; default systemClock. */
+  /** Time for token expiry and assertion checks, and the vendor profile's today (its Slots ahead); default systemClock. */
   clock?: Clock;
   /** Default true. false: the CapabilityStatement declares no conditional create, and If-None-Exist is ignored (a plain create) — a stand-in for FHIR servers without it. */
   conditionalCreate?: boolean;
@@ -100,6 +100,22 @@ async function handleFhir(routes: Routes, req: IncomingMessage, res: ServerRespo
   sendFhir(res, answer.status, answer.body, answer.headers);
 }
 
+/** The vendor profile's control routes (./vendor/control.ts): counters and staff edits, outside sign-in. */
+async function handleControl(vendor: VendorProfile, req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
+  const method = req.method ?? 'GET';
+  let body: unknown;
+  try {
+    body = method === 'POST' || method === 'PUT' ? await readJsonBody(req) : undefined;
+  } catch (err) {
+    if (!(err instanceof BadRequestBody)) throw err;
+    sendFhir(res, 400, outcome('invalid', err.message));
+    return;
+  }
+  const answer = await vendor.control(method, pathname, body);
+  const isFhir = (answer.body as { resourceType?: unknown } | undefined)?.resourceType !== undefined;
+  (isFhir ? sendFhir : sendJson)(res, answer.status, answer.body, answer.headers);
+}
+
 async function route(routes: Routes, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = req.url ?? '/';
   const pathname = url.split('?')[0];
@@ -110,11 +126,7 @@ async function route(routes: Routes, req: IncomingMessage, res: ServerResponse):
     return;
   }
   if (pathname === '/auth/token' && routes.auth) return routes.auth.tokenEndpoint(req, res);
-  if (pathname?.startsWith('/_control/') && routes.vendor) {
-    if (pathname === '/_control/counters' && req.method === 'GET') sendJson(res, 200, routes.vendor.counters());
-    else sendJson(res, 404, { error: 'the control routes are GET /_control/counters' });
-    return;
-  }
+  if (pathname?.startsWith('/_control/') && routes.vendor) return handleControl(routes.vendor, req, res, pathname);
   return handleFhir(routes, req, res, url);
 }
 
@@ -131,7 +143,12 @@ export async function startFhirServer(opts: FhirServerOptions): Promise<RunningF
     ...(opts.dataFile ? { dataFile: opts.dataFile } : {}),
   });
   const vendor = vendorProfile
-    ? await createVendorProfile({ store, masterDataFile: opts.masterDataFile ?? DEFAULT_MASTER_DATA_FILE, logger: opts.logger })
+    ? await createVendorProfile({
+        store,
+        masterDataFile: opts.masterDataFile ?? DEFAULT_MASTER_DATA_FILE,
+        logger: opts.logger,
+        clock: opts.clock ?? systemClock,
+      })
     : undefined;
   const server = createServer();
   const host = opts.host ?? '127.0.0.1';

@@ -1,13 +1,15 @@
-// The vendor profile's master data: the hospital's own practitioners, locations and their schedules, read from
-// a FHIR collection Bundle (samples/emr-master-data.json by default) and written at start under their fixed ids,
-// past the profile's refusals (the hospital's staff keep these records, not its outside writers). A record the
-// data file already holds as given is left alone, so a restart makes no new versions.
+// The vendor profile's master data: the hospital's own practitioners, locations and their schedules (each with its
+// clinic hours, from which the Slots are made: ./slot-book.ts), read from a FHIR collection Bundle
+// (samples/emr-master-data.json by default) and written at start under their fixed ids, past the profile's refusals
+// (the hospital's staff keep these records, not its outside writers). A record the data file already holds as
+// given is left alone, so a restart makes no new versions.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Resource } from '@medplum/fhirtypes';
+import type { Resource, Schedule } from '@medplum/fhirtypes';
 import { ConfigError } from '../../errors.ts';
 import { SAMPLES_DIR } from '../../paths.ts';
 import type { FhirHandler } from '../fhir-handler.ts';
+import { clinicHoursOf } from './clinic-hours.ts';
 
 export const DEFAULT_MASTER_DATA_FILE = join(SAMPLES_DIR, 'emr-master-data.json');
 
@@ -26,7 +28,11 @@ function problemsOf(resources: unknown[]): string[] {
     const key = `${resourceType}/${id}`;
     if (seen.has(key)) return [`entry ${i}: ${key} appears twice`];
     seen.add(key);
-    return [];
+    if (resourceType !== 'Schedule') return [];
+    const hours = clinicHoursOf(r as Schedule);
+    // A generated Slot's id is the Schedule's and 15 more characters (./slot-book.ts), within FHIR's 64.
+    if (hours.hours && id.length > 49) hours.problems.push('a Schedule with clinic hours needs an id of at most 49 characters');
+    return hours.problems.map((p) => `entry ${i}: ${key}: ${p}`);
   });
 }
 

@@ -1,7 +1,7 @@
 // The vendor profile's master data (samples/emr-master-data.json) over HTTP: each practitioner and location under
 // its fixed id, found by name and by the EMR's own identifiers, each practitioner's Schedule; a patient found by
 // name and phone (the searches the adapter's mapping suggestions make); kept across a restart without new
-// versions; and a master data file that is not what it must be stops the start with the reason.
+// versions; and a master data file that is not what it must be (clinic hours included) stops the start with the reason.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -105,6 +105,18 @@ describe('vendor profile: a master data file that is not what it must be', () =>
       'one id twice',
       JSON.stringify(bundle({ resourceType: 'Location', id: 'l1', name: 'A' }, { resourceType: 'Location', id: 'l1', name: 'B' })),
       /entry 1: Location\/l1 appears twice/,
+    ],
+    [
+      'clinic hours with no time zone',
+      JSON.stringify(
+        bundle({
+          resourceType: 'Schedule',
+          id: 's1',
+          actor: [{ reference: 'Practitioner/p1' }],
+          extension: [{ url: 'https://emr-bridge.dev/fhir/StructureDefinition/clinic-hours', extension: [{ url: 'daysOfWeek', valueCode: 'mon' }] }],
+        }),
+      ),
+      /entry 0: Schedule\/s1: clinic hours need a known time zone/,
     ],
   ])('refuses to start on %s, saying why', async (what, text, reason) => {
     const masterDataFile = join(dir, `${what.replaceAll(' ', '-')}.json`);

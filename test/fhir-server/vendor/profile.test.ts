@@ -1,6 +1,7 @@
 // The bundled FHIR server's vendor profile over HTTP: its CapabilityStatement, each refusal answered as a FHIR
 // server does (an OperationOutcome) and counted at GET /_control/counters, the writes it takes (a Patient created
 // without If-None-Exist, JSON Patch, the document pusher's Communications), and the default profile untouched.
+// Booking, Slots and If-Match have their own files beside this one.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFhirServer, type RunningFhirServer } from '../../../src/fhir-server/server.ts';
 import { silentLogger } from '../../../src/logger.ts';
@@ -117,8 +118,15 @@ describe('vendor profile: refusals', () => {
     const put = await call(base, 'PUT', `Patient/${created.body.id}`, { ...patient, id: created.body.id, active: false });
     expect(put.status).toBe(405);
     expect(put.headers.get('allow')).toBe('GET, PATCH');
-    const booked = await call(base, 'POST', 'Appointment', appointment);
-    expect((await call(base, 'PUT', `Appointment/${booked.body.id}`, { ...appointment, id: booked.body.id })).status).toBe(405);
+    const [slot] = (await call(base, 'GET', 'Slot?schedule.actor=Practitioner/pr-1001&status=free&_count=1')).body.entry ?? [];
+    const booking = {
+      ...appointment,
+      slot: [{ reference: `Slot/${slot?.resource.id}` }],
+      participant: [{ actor: { reference: `Patient/${created.body.id}` }, status: 'accepted' }],
+    };
+    const booked = await call(base, 'POST', 'Appointment', booking);
+    expect(booked.status).toBe(201);
+    expect((await call(base, 'PUT', `Appointment/${booked.body.id}`, { ...booking, id: booked.body.id })).status).toBe(405);
     expect((await counters(base)).refused).toEqual({ 'PUT Patient': 1, 'PUT Appointment': 1 });
   });
 
@@ -128,22 +136,23 @@ describe('vendor profile: refusals', () => {
     expect((await call(base, 'POST', 'Location', location)).status).toBe(401);
     expect((await call(base, 'POST', 'Patient', patient, { 'if-none-exist': 'identifier=urn:test|pat_1' })).status).toBe(401);
     // Sign-in refusals are the guard's, not the profile's.
-    expect(await counters(base)).toEqual({ postPractitioner: 1, postLocation: 1, ifNoneExist: 1, refused: {} });
+    expect(await counters(base)).toEqual({ postPractitioner: 1, postLocation: 1, ifNoneExist: 1, withoutIfMatch: 0, refused: {} });
   });
 });
 
 describe('vendor profile: what it takes', () => {
-  it('creates a Patient without If-None-Exist (201, Location) and changes it by JSON Patch', async () => {
+  it('creates a Patient without If-None-Exist (201, Location, ETag) and changes it by JSON Patch under If-Match', async () => {
     const base = await start();
     const created = await call(base, 'POST', 'Patient', patient);
     expect(created.status).toBe(201);
     expect(created.headers.get('location')).toBe(`/Patient/${created.body.id}`);
     const patched = await call(base, 'PATCH', `Patient/${created.body.id}`, [{ op: 'add', path: '/active', value: true }], {
       'content-type': 'application/json-patch+json',
+      'if-match': created.headers.get('etag')!,
     });
     expect(patched.status).toBe(200);
     expect(patched.body.active).toBe(true);
-    expect(await counters(base)).toEqual({ postPractitioner: 0, postLocation: 0, ifNoneExist: 0, refused: {} });
+    expect(await counters(base)).toEqual({ postPractitioner: 0, postLocation: 0, ifNoneExist: 0, withoutIfMatch: 0, refused: {} });
   });
 
   it("takes the document pusher's writes: a Communication POSTed, found by identifier, then PUT by its id", async () => {
@@ -168,5 +177,16 @@ describe('default profile', () => {
     expect((await call(base, 'GET', 'Location')).body.entry).toHaveLength(1);
     const control = await fetch(`${base}/_control/counters`);
     expect(control.status).not.toBe(200);
+  });
+
+  it('is unchanged: no Slots are made, an Appointment needs none and a change needs no If-Match', async () => {
+    const base = await start({ profile: 'default' });
+    expect((await call(base, 'GET', 'Slot')).body.entry ?? []).toHaveLength(0);
+    const created = await call(base, 'POST', 'Appointment', appointment);
+    expect(created.status).toBe(201);
+    expect(created.headers.get('etag')).toBeNull();
+    const put = await call(base, 'PUT', `Appointment/${created.body.id}`, { ...appointment, id: created.body.id, status: 'cancelled' });
+    expect(put.status).toBe(200);
+    expect((await fetch(`${base}/_control/staff-edit/Appointment/${created.body.id}`, { method: 'POST', body: '[]' })).status).not.toBe(200);
   });
 });

@@ -1,12 +1,15 @@
 // The CLI's way into a running adapter: its admin API over HTTP, with ADMIN_TOKEN. Commands that change
 // state go through the adapter rather than the database file, so they respect its leases and ordering.
 import type { Config } from '../config.ts';
+import { request } from 'undici';
 import { requestJson } from '../http/json-request.ts';
 import { UsageError } from './args.ts';
 import { cliDefaults } from './defaults.ts';
 
 export interface AdminClient {
   call<T = unknown>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; body: T }>;
+  /** A call whose body (if any) is text of its own type, and whose answer is read as text: a CSV import or export. */
+  text(method: 'GET' | 'POST', path: string, body?: { contentType: string; text: string }): Promise<{ status: number; type: string; text: string }>;
 }
 
 export function adminClientFrom(config: Config, adminUrl: string | undefined, adminToken: string | undefined): AdminClient {
@@ -14,8 +17,17 @@ export function adminClientFrom(config: Config, adminUrl: string | undefined, ad
   const base = (adminUrl ?? defaults.adminUrl).replace(/\/+$/, '');
   const token = adminToken ?? defaults.adminToken;
   if (!token) throw new UsageError('ADMIN_TOKEN (or --admin-token) is required to reach the admin API');
+  const headers = { authorization: `Bearer ${token}`, 'x-emr-bridge-source': 'cli' };
   return {
-    call: (method, path, body) => requestJson<never>(method, `${base}/admin${path}`, body, { authorization: `Bearer ${token}`, 'x-emr-bridge-source': 'cli' }),
+    call: (method, path, body) => requestJson<never>(method, `${base}/admin${path}`, body, headers),
+    async text(method, path, body) {
+      const res = await request(`${base}/admin${path}`, {
+        method,
+        headers: body ? { ...headers, 'content-type': body.contentType } : headers,
+        ...(body ? { body: body.text } : {}),
+      });
+      return { status: res.statusCode, type: String(res.headers['content-type'] ?? ''), text: await res.body.text() };
+    },
   };
 }
 

@@ -21,6 +21,7 @@ const commands: Record<CommandName, () => Promise<Command>> = {
   'dead-letters': async () => (await import('./admin-commands.ts')).deadLettersCommand,
   quarantine: async () => (await import('./admin-commands.ts')).quarantineCommand,
   downtime: async () => (await import('./admin-commands.ts')).downtimeCommand,
+  crosswalk: async () => (await import('./crosswalk.ts')).crosswalkCommand,
   credentials: async () => (await import('./credentials.ts')).credentialsCommand,
   audit: async () => (await import('./audit.ts')).auditCommand,
   schemas: async () => (await import('./schemas.ts')).schemasCommand,

@@ -206,6 +206,19 @@ export const SPECS = {
       'plans recurring windows; start and end act now (operator role, audited).',
     ],
   },
+  crosswalk: {
+    name: 'crosswalk',
+    args: 'import <file> | export',
+    summary: "the crosswalk (service records to the EMR's): import mappings from a CSV file, or export every mapping as CSV",
+    options: { ...adminOptions },
+    notes: [
+      'The CSV has the header entityType,serviceId,emrId (entityType: patient, doctor or location). import maps each line as',
+      'PUT /admin/crosswalk/{entityType}/{serviceId} does (the EMR record read first, the mapping posted to the service once;',
+      'operator role, audited) and prints how many it imported and each refused line with its reason; a refused line changes',
+      'nothing. At most 1 MiB and 20,000 lines. export prints every mapping, whatever set it, to standard output.',
+      'Exit status: 0 done; 1 a line or the file refused, or the adapter said no; 2 a bad command line.',
+    ],
+  },
   credentials: {
     name: 'credentials',
     args: 'add <name> --role viewer|operator | list | remove <name>',

@@ -1,5 +1,5 @@
 // The crosswalk's admin routes (src/crosswalk/admin-router.ts) as the OpenAPI document describes them, with their
-// answers' schemas; ./admin.ts adds them to the adapter's document. The shapes are CONTRACT section 9's.
+// answers' schemas; ./admin.ts adds them to the adapter's document.
 import { z } from 'zod';
 import { CSV_HEADER, CSV_MAX_BYTES, CSV_MAX_LINES } from '../crosswalk/csv.ts';
 import { type crosswalkItemView, crosswalkListParams, mapBody } from '../crosswalk/admin-router.ts';

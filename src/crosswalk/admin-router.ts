@@ -1,4 +1,4 @@
-// The crosswalk's admin routes (CONTRACT section 9), mounted under /admin: the records listed with their waiting
+// The crosswalk's admin routes (docs/crosswalk.md), mounted under /admin: the records listed with their waiting
 // events (a page at a time), one mapped or unmapped by an operator, the EMR's suggestions for one, and the CSV
 // import and export. Every change goes through the crosswalk module (./crosswalk.ts), which checks it against the
 // EMR, makes it under the entity's lock and records it in the audit trail as this request's (its actor, door and

@@ -1,4 +1,4 @@
-// The crosswalk's admin API over HTTP (CONTRACT section 9): the records events lack listed with their waiting
+// The crosswalk's admin API over HTTP (docs/crosswalk.md): the records events lack listed with their waiting
 // counts, a page at a time; one mapped (checked against the EMR first) or unmapped by an operator and never by a
 // viewer; the EMR's suggestions by the name the service gave (a patient's from the newest waiting event, never
 // kept); bad paths and bodies refused by name; every change audited once, with who and from where.

@@ -18,7 +18,6 @@ import type { LackedRecord, ProcessingQueue } from '../storage/processing.ts';
 import type { Crosswalk, Requester } from './crosswalk.ts';
 import { CSV_MAX_BYTES, CsvFileRefused, exportCsv, importCsv } from './csv.ts';
 import { CrosswalkRefusal } from './errors.ts';
-import { patientQuery } from './patient-query.ts';
 import { EMR_ID_MAX, idProblem, isCrosswalkEntityType, SERVICE_ID_MAX } from './values.ts';
 
 /** GET /admin/crosswalk's parameters. */
@@ -48,8 +47,7 @@ export const crosswalkItemView = (i: CrosswalkItem) => ({
 export interface CrosswalkRouterDeps {
   crosswalk: Crosswalk;
   /** The export's rows, and the newest event waiting for a patient (its snapshot names the patient for suggestions). */
-  store: Pick<CrosswalkStore, 'allMapped' | 'newestWaiter'>;
-  queue: Pick<ProcessingQueue, 'event'>;
+  store: Pick<CrosswalkStore, 'allMapped'>;
 }
 
 /** Who asked, as the audit trail records it: the signed-in credential, the request's door and address. */
@@ -87,13 +85,7 @@ export function createCrosswalkAdminRouter(deps: CrosswalkRouterDeps): Router {
     }
   });
   router.get('/crosswalk/:entityType/:serviceId/suggestions', async (ctx) => {
-    const record = recordOf(ctx);
-    if (record.entityType !== 'patient') {
-      ctx.body = { items: await crosswalk.suggestions(record) };
-      return;
-    }
-    const query = await patientQuery(deps, record);
-    ctx.body = { items: query ? await crosswalk.suggestions(record, query) : [] };
+    ctx.body = { items: await crosswalk.suggestions(recordOf(ctx)) };
   });
   router.put('/crosswalk/:entityType/:serviceId', async (ctx) => {
     const record = recordOf(ctx);

@@ -27,6 +27,8 @@ export interface CrosswalkDeps {
   locks: EntityLocks;
   emr: Pick<EmrPort, 'recordExists' | 'suggest' | 'refs'>;
   auditor: Pick<Auditor, 'record'>;
+  /** A patient's name and phone for suggestions, from the newest event waiting for it (./patient-query.ts): never kept. */
+  patientQuery?: (record: LackedRecord) => Promise<{ name: string; phone: string } | undefined>;
   /** Wakes every replica's processor (the woken events) and this one's mapping outbox. */
   coordination?: Pick<Coordination, 'notify'>;
   onMappingQueued?: () => void;
@@ -96,9 +98,11 @@ export function createCrosswalk(deps: CrosswalkDeps): Crosswalk {
     },
     async suggestions(record, query = {}) {
       if (!deps.emr.suggest) return [];
-      const name = query.name ?? (await store.get(record))?.name ?? undefined;
+      // A patient's name is not kept: the newest waiting event's snapshot gives it, when a person asks.
+      const asked = query.name === undefined && record.entityType === 'patient' ? ((await deps.patientQuery?.(record)) ?? {}) : query;
+      const name = asked.name ?? (await store.get(record))?.name ?? undefined;
       if (!name) return [];
-      return deps.emr.suggest(record.entityType, { name, ...(query.phone ? { phone: query.phone } : {}) });
+      return deps.emr.suggest(record.entityType, { name, ...(asked.phone ? { phone: asked.phone } : {}) });
     },
   };
 }

@@ -74,13 +74,37 @@ function parseLine(line: string): { entityType: 'patient' | 'doctor' | 'location
   return problem ?? { entityType, serviceId, emrId };
 }
 
-/** Imports `text` line by line; each good line is mapped as an operator's PUT would be. */
-export async function importCsv(crosswalk: Crosswalk, text: string, who: Requester): Promise<ImportResult> {
+/** The file's lines, its header first; a file too large or without the header is refused whole. */
+function linesOf(text: string): string[] {
   if (Buffer.byteLength(text, 'utf8') > CSV_MAX_BYTES) throw new CsvFileRefused('too_large', `the file is larger than ${CSV_MAX_BYTES} bytes`);
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   if (lines.at(-1) === '') lines.pop();
   if (lines[0]?.trim() !== CSV_HEADER) throw new CsvFileRefused('no_header', `the first line must be the header ${CSV_HEADER}`);
   if (lines.length - 1 > CSV_MAX_LINES) throw new CsvFileRefused('too_large', `the file has more than ${CSV_MAX_LINES} lines`);
+  return lines;
+}
+
+/** One good line of a crosswalk CSV. */
+export type CsvMapping = Exclude<ReturnType<typeof parseLine>, string>;
+
+/**
+ * A crosswalk CSV read without mapping anything (a demo's roster, the replay's): its good lines, and each bad one
+ * with its line number and reason. A file too large or without the header is refused whole (CsvFileRefused).
+ */
+export function readCsvMappings(text: string): { mappings: CsvMapping[]; refused: ImportResult['refused'] } {
+  const result: ReturnType<typeof readCsvMappings> = { mappings: [], refused: [] };
+  for (const [i, line] of linesOf(text).entries()) {
+    if (i === 0 || line.trim() === '') continue;
+    const parsed = parseLine(line);
+    if (typeof parsed === 'string') result.refused.push({ line: i + 1, reason: parsed });
+    else result.mappings.push(parsed);
+  }
+  return result;
+}
+
+/** Imports `text` line by line; each good line is mapped as an operator's PUT would be. */
+export async function importCsv(crosswalk: Crosswalk, text: string, who: Requester): Promise<ImportResult> {
+  const lines = linesOf(text);
   const result: ImportResult = { imported: 0, refused: [] };
   // One patient chart per person within the file too: the second line naming a chart already taken is refused.
   const charts = new Map<string, string>();

@@ -8,6 +8,7 @@ import { createAuditAdminRouter } from '../audit/admin-router.ts';
 import { createAuditor } from '../audit/audit-trail.ts';
 import type { Auditor } from '../audit/auditor.ts';
 import { type Crosswalk, createCrosswalk } from '../crosswalk/crosswalk.ts';
+import { patientQuery } from '../crosswalk/patient-query.ts';
 import { createCrosswalkAdminRouter } from '../crosswalk/admin-router.ts';
 import type { Clock } from '../clock.ts';
 import type { EmrInbound, EmrPort } from '../emr/index.ts';
@@ -158,6 +159,7 @@ function buildCrosswalk(parts: { storage: Storage; workers: ReturnType<typeof bu
     locks: stores.locks,
     emr: parts.emr,
     auditor: parts.access.auditor,
+    patientQuery: (record) => patientQuery({ store: stores.crosswalk, queue: stores.queue }, record),
     coordination: parts.storage.coordination,
     // The mapping goes to the service now, not at the outbox's next poll; the woken events apply now too.
     onMappingQueued: () => parts.workers.processor.wake(),
@@ -242,7 +244,7 @@ export function appDependencies(
       createAuditAdminRouter({ auditor: parts.access.auditor }),
       createEmrDowntimeAdminRouter({ downtime: parts.emrDowntime, clock }),
       createQuarantineAdminRouter({ quarantine }),
-      createCrosswalkAdminRouter({ crosswalk, store: parts.workers.processorStores.crosswalk, queue: parts.workers.processorStores.queue }),
+      createCrosswalkAdminRouter({ crosswalk, store: parts.workers.processorStores.crosswalk }),
     ],
     adminSurfaceRouters: [createOpenApiRouter(adminOpenApi)],
     consoleRouter: buildConsoleRouter(opts, { ...parts, quarantine, crosswalk }),

@@ -5,6 +5,7 @@
 import request from 'supertest';
 import { createCrosswalkAdminRouter } from '../../src/crosswalk/admin-router.ts';
 import { type Crosswalk, createCrosswalk } from '../../src/crosswalk/crosswalk.ts';
+import { patientQuery } from '../../src/crosswalk/patient-query.ts';
 import { type AuditedAdmin, auditedAdmin, TOKENS } from './audited-admin.ts';
 
 export interface CrosswalkAdmin extends AuditedAdmin {
@@ -26,8 +27,9 @@ export function crosswalkAdmin(): CrosswalkAdmin {
         locks: f.stores.locks,
         emr: f.emr,
         auditor,
+        patientQuery: (record) => patientQuery({ store: f.stores.crosswalk, queue: f.stores.queue }, record),
       });
-      return [createCrosswalkAdminRouter({ crosswalk, store: f.stores.crosswalk, queue: f.stores.queue })];
+      return [createCrosswalkAdminRouter({ crosswalk, store: f.stores.crosswalk })];
     },
   });
   admin.f.emr.creatable.delete('doctor');

@@ -78,7 +78,7 @@ export async function crosswalkReplicas(): Promise<CrosswalkReplicas> {
       logger: silentLogger(),
       metrics: createMetrics(),
       routers: [],
-      adminRouters: [createCrosswalkAdminRouter({ crosswalk, store: stores.crosswalk, queue: stores.queue })],
+      adminRouters: [createCrosswalkAdminRouter({ crosswalk, store: stores.crosswalk })],
       adminToken: REPLICA_ADMIN_TOKEN,
       auditor,
       readiness: [],

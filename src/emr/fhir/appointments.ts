@@ -3,7 +3,8 @@
 // with the records it names where the EMR declares transactions: ./transaction.ts). `slot`: booked into the
 // doctor's free Slot at its start (./slot-booking.ts), the patient its one participant. Either way a change is
 // read, merged on the fields emr-bridge owns and written under If-Match (./changes.ts, ./appointment-merge.ts);
-// in `slot` mode a new start replaces the Slot, and the old one is the EMR's to free.
+// in `slot` mode a new start replaces the Slot (the EMR moves start and end with it), and the old one is the
+// EMR's to free.
 import type { Appointment } from '@medplum/fhirtypes';
 import type { Logger } from '../../logger.ts';
 import type { AppointmentInput, EmrPort, EmrRecord } from '../port.ts';
@@ -59,10 +60,11 @@ export function createAppointmentOperations(deps: AppointmentDeps): AppointmentO
   /** The snapshot as slot mode writes it: its status and own fields, the patient, and a new Slot when its start moved. */
   async function slotChange(current: Appointment, a: AppointmentInput): Promise<Appointment> {
     const built: Appointment = { ...appointmentResource(system, a), participant: [{ actor: { reference: `Patient/${a.patientId}` }, status: 'accepted' }] };
+    // The Slot decides start and end: the EMR moves them with the Slot, and refuses them changed on their own.
     const { start: _start, ...rest } = built;
     if (sameInstant(current.start, a.startsAt)) return mergeAppointment(current, rest);
     const slot = await slots.freeSlot(a);
-    return mergeAppointment(current, { ...rest, start: slot.start!, end: slot.end!, slot: [{ reference: `Slot/${slot.id}` }] });
+    return mergeAppointment(current, { ...rest, slot: [{ reference: `Slot/${slot.id}` }] });
   }
 
   return {

@@ -14,7 +14,7 @@ import { AppError, NotFoundError, ValidationError } from '../errors.ts';
 import { readValidated } from '../http/json-body.ts';
 import { decodeCursor, encodeCursor, listParams, DEFAULT_LIMIT, toValidationError } from '../http/list-query.ts';
 import { CROSSWALK_ENTITY_TYPES, type CrosswalkItem, type CrosswalkStore } from '../storage/crosswalk.ts';
-import type { LackedRecord, ProcessingQueue } from '../storage/processing.ts';
+import type { LackedRecord } from '../storage/processing.ts';
 import type { Crosswalk, Requester } from './crosswalk.ts';
 import { CSV_MAX_BYTES, CsvFileRefused, exportCsv, importCsv } from './csv.ts';
 import { CrosswalkRefusal } from './errors.ts';

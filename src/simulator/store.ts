@@ -8,6 +8,21 @@ export interface Clinic {
   timeZone: string;
   quietHours: { start: string; end: string };
   autoSend: { lab_report: boolean; prescription: boolean };
+  /** Fixed doctors and locations (their service ids and names): an appointment that names none takes one of them. */
+  roster?: { doctors: RosterEntry[]; locations: RosterEntry[] };
+  /** When the clinic sees patients, in its time zone: an appointment given no start takes the first free one. */
+  appointmentHours?: AppointmentHours;
+}
+export interface RosterEntry {
+  serviceId: string;
+  name: string;
+}
+export interface AppointmentHours {
+  days: ('sun' | 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat')[];
+  /** HH:MM */
+  opens: string;
+  closes: string;
+  slotMinutes: number;
 }
 export interface ApiKey {
   id: string;

@@ -1,5 +1,8 @@
 // Control routes for patients and appointments "from any channel": booking, rescheduling, status changes and
-// payment changes, each sending its event; doctors, patients and locations are made when a body does not name them.
+// payment changes, each sending its event; doctors, patients and locations are made when a body does not name them,
+// except in a clinic with a roster, whose own doctors and locations an appointment then takes. A clinic with
+// appointment hours places an appointment given no start at the first of its starts a day ahead at which the doctor
+// is free (../appointment-hours.ts).
 import { randomBytes } from 'node:crypto';
 import type Router from '@koa/router';
 import type { z } from 'zod';
@@ -10,7 +13,8 @@ import { noFields, readControlBody } from '../control-body.ts';
 import { newServiceId } from '../documents.ts';
 import { appointmentEvent, appointmentSnapshot, patientCreatedEvent } from '../events.ts';
 import type { Simulator } from '../simulator.ts';
-import type { Person, SimAppointment, Store } from '../store.ts';
+import { firstFreeStart } from '../appointment-hours.ts';
+import type { Clinic, Person, SimAppointment, Store } from '../store.ts';
 import { clinicOf } from './clinics.ts';
 import { appointmentBody, patientBody, paymentChangeBody, paymentSchema, type personSchema, rescheduleBody } from './schemas.ts';
 
@@ -53,20 +57,59 @@ function change(sim: Simulator, a: SimAppointment, type: AppointmentEventType) {
   return { serviceId: a.id, ...appointmentSnapshot(sim.store, a) };
 }
 
-function book(sim: Simulator, b: z.infer<typeof appointmentBody>): SimAppointment {
+/** A day ahead: when an appointment given no start takes place (in a clinic with hours: its first free start from then). */
+const AHEAD_MS = 24 * 3600_000;
+
+/** The times each doctor of the clinic is booked at (cancelled appointments free theirs): `doctorId|epoch ms`. */
+function busyTimes(store: Store, clinicId: string): Set<string> {
+  const busy = store.list('appointment', clinicId).filter((a) => a.status !== 'Cancelled');
+  return new Set(busy.map((a) => `${a.doctorId}|${Date.parse(a.startsAt)}`));
+}
+
+/**
+ * The doctor (of `doctors`, tried in order) and start of a new appointment: the start given, with the first doctor
+ * free then; else a day ahead, or in a clinic with appointment hours the first start from then at which one is free.
+ */
+function place(sim: Simulator, clinic: Clinic, doctors: string[], startsAt: string | undefined): { doctorId: string; startsAt: string } {
+  const busy = busyTimes(sim.store, clinic.id);
+  const isBusy = (doctorId: string, at: number) => busy.has(`${doctorId}|${at}`);
+  const fixed = startsAt === undefined ? undefined : Date.parse(startsAt);
+  if (fixed !== undefined || !clinic.appointmentHours) {
+    const at = fixed ?? sim.clock.now() + AHEAD_MS;
+    return { doctorId: doctors.find((d) => !isBusy(d, at)) ?? doctors[0]!, startsAt: toIso(at) };
+  }
+  const free = firstFreeStart(clinic.appointmentHours, clinic.timeZone, sim.clock.now() + AHEAD_MS, doctors, isBusy);
+  if (!free) throw new ValidationError("no free time in the clinic's appointment hours within a year: give startsAt", 'startsAt');
+  return { doctorId: free.doctorId, startsAt: toIso(free.start) };
+}
+
+/** The roster's location for a roster doctor: the one at its index (wrapping), so a doctor keeps one room. */
+function rosterLocation(roster: NonNullable<Clinic['roster']>, doctorId: string): string {
+  const index = Math.max(
+    0,
+    roster.doctors.findIndex((d) => d.serviceId === doctorId),
+  );
+  return roster.locations[index % roster.locations.length]!.serviceId;
+}
+
+function book(sim: Simulator, clinic: Clinic, b: z.infer<typeof appointmentBody>): SimAppointment {
+  const { roster } = clinic;
+  const doctors = b.doctor || !roster ? [person(sim, 'doctor', b.clinicId, b.doctor).id] : roster.doctors.map((d) => d.serviceId);
+  const placed = place(sim, clinic, doctors, b.startsAt);
+  const patientId = person(sim, 'patient', b.clinicId, b.patient).id;
   return {
     id: newServiceId('apt'),
     clinicId: b.clinicId,
     externalId: null,
-    startsAt: toIso(Date.parse(b.startsAt ?? toIso(sim.clock.now() + 24 * 3600_000))),
+    startsAt: placed.startsAt,
     mode: b.mode,
     status: b.status,
     token: `T-${counter()}`,
     notes: b.notes,
     payment: paymentSchema.parse(b.payment ?? {}),
-    doctorId: person(sim, 'doctor', b.clinicId, b.doctor).id,
-    patientId: person(sim, 'patient', b.clinicId, b.patient).id,
-    locationId: person(sim, 'location', b.clinicId, b.location).id,
+    doctorId: placed.doctorId,
+    patientId,
+    locationId: b.location || !roster ? person(sim, 'location', b.clinicId, b.location).id : rosterLocation(roster, placed.doctorId),
   };
 }
 
@@ -84,9 +127,9 @@ export function appointmentRoutes(router: Router, sim: Simulator): void {
   const { store } = sim;
   router.post('/appointments', async (ctx) => {
     const b = await readControlBody(ctx.req, appointmentBody);
-    clinicOf(store, b.clinicId);
+    const clinic = clinicOf(store, b.clinicId);
     ctx.status = 201;
-    ctx.body = change(sim, book(sim, b), 'appointment.created');
+    ctx.body = change(sim, book(sim, clinic, b), 'appointment.created');
   });
   router.post('/appointments/:id/reschedule', async (ctx) => {
     const b = await readControlBody(ctx.req, rescheduleBody);

@@ -21,10 +21,15 @@ function control(tag: string, describe: (route: DescribeRoute) => RouteDescripti
 }
 
 const clinicRoutes = control('clinics', (clinic) => [
-  clinic('post /_sim/clinics', 'createClinic', 'Create a clinic (time zone, quiet hours, auto-send per document type)', {
-    body: optionalBody(schemas.clinicRequest),
-    responses: { 201: reply('Created.', schemas.clinic) },
-  }),
+  clinic(
+    'post /_sim/clinics',
+    'createClinic',
+    'Create a clinic (time zone, quiet hours, auto-send per document type; a roster of doctors and locations, appointment hours)',
+    {
+      body: optionalBody(schemas.clinicRequest),
+      responses: { 201: reply('Created.', schemas.clinic) },
+    },
+  ),
 ]);
 
 const keyRoutes = control('keys', (key) => [

@@ -31,6 +31,19 @@ type AppointmentOperations = Pick<EmrPort, 'ensureAppointment' | 'updateAppointm
 
 const sameInstant = (a: string | undefined, b: string) => a !== undefined && Date.parse(a) === Date.parse(b);
 
+/** The statuses a booked appointment moves to in `slot` mode (CONTRACT section 9: cancelled, completed, no-show). */
+const SLOT_STATUS_CHANGES: readonly Appointment['status'][] = ['cancelled', 'fulfilled', 'noshow'];
+
+/**
+ * The status `slot` mode writes: one of those changes when the snapshot says so, else the EMR's own (booked, or
+ * where its staff moved it). A scheduling EMR takes no other status after booking (pending or proposed, an unknown
+ * one's fallback, would be refused); the service's own status is still in the service-status extension.
+ */
+function slotStatus(serviceStatus: string, emrStatus: Appointment['status']): Appointment['status'] {
+  const mapped = APPOINTMENT_STATUS[serviceStatus] ?? UNKNOWN_STATUS_FALLBACK;
+  return SLOT_STATUS_CHANGES.includes(mapped) ? mapped : emrStatus;
+}
+
 export function createAppointmentOperations(deps: AppointmentDeps): AppointmentOperations {
   const { system, claims, changes } = deps;
   const warnUnknownStatus = (serviceId: string, status: string) => {
@@ -53,13 +66,17 @@ export function createAppointmentOperations(deps: AppointmentDeps): AppointmentO
     }
     const booked = await claims.create(slots.bookingOf(system, a, slot), a.serviceId);
     // Booked, as every booking starts; a snapshot that says otherwise (cancelled first, out of order) is applied now.
-    if ((APPOINTMENT_STATUS[a.status] ?? UNKNOWN_STATUS_FALLBACK) !== 'booked') return { ...booked, created: false };
+    if (slotStatus(a.status, 'booked') !== 'booked') return { ...booked, created: false };
     return booked;
   }
 
   /** The snapshot as slot mode writes it: its status and own fields, the patient, and a new Slot when its start moved. */
   async function slotChange(current: Appointment, a: AppointmentInput): Promise<Appointment> {
-    const built: Appointment = { ...appointmentResource(system, a), participant: [{ actor: { reference: `Patient/${a.patientId}` }, status: 'accepted' }] };
+    const built: Appointment = {
+      ...appointmentResource(system, a),
+      status: slotStatus(a.status, current.status),
+      participant: [{ actor: { reference: `Patient/${a.patientId}` }, status: 'accepted' }],
+    };
     // The Slot decides start and end: the EMR moves them with the Slot, and refuses them changed on their own.
     const { start: _start, ...rest } = built;
     if (sameInstant(current.start, a.startsAt)) return mergeAppointment(current, rest);

@@ -87,6 +87,18 @@ describe('an appointment booked into the doctor’s Slot', () => {
     expect((await read<Slot>(base, `Slot/${slotAt(TEN)}`)).status).toBe('free');
   });
 
+  it('stays booked for a status a scheduling EMR takes no booking to (Pending, an unknown one), the service’s own in its extension', async () => {
+    const { base, emr, patientId } = await vendorEmr();
+
+    const booked = await emr.ensureAppointment(input(patientId, { status: 'Tentative' }));
+    await emr.updateAppointment(booked.id, input(patientId, { status: 'Pending' }));
+
+    const appointment = await read<Appointment>(base, `Appointment/${booked.id}`);
+    expect(booked.created).toBe(true);
+    expect(appointment.status).toBe('booked');
+    expect(appointment.extension).toContainEqual({ url: 'https://emr-bridge.dev/fhir/StructureDefinition/service-status', valueString: 'Pending' });
+  });
+
   it('is a dead letter naming the practitioner and both times when no Slot is free, and books once one is opened', async () => {
     const { base, emr, patientId } = await vendorEmr();
     await call(base, 'POST', `_control/staff-edit/Slot/${slotAt(TEN)}`, [{ op: 'replace', path: '/status', value: 'busy-unavailable' }], {

@@ -23,6 +23,8 @@ export interface ReplicaSet {
   proxy: RoundRobinProxy;
   database: TestDatabase;
   clinicId: string;
+  /** The simulator's subscription of the proxy (GET /_sim/subscriptions/{id} says how many deliveries are queued). */
+  subscriptionId: string;
   /** The replicas running now, by slot (undefined: killed or stopped). */
   replicas: (Child | undefined)[];
   start(slot: number): Promise<Child>;
@@ -49,7 +51,10 @@ export async function startReplicaSet(opts: { replicas: number; clinic?: Record<
   const clinicId = (await json<{ clinicId: string }>('POST', `${sim.url}/_sim/clinics`, opts.clinic ?? {})).body.clinicId;
   const key = (await json<{ key: string }>('POST', `${sim.url}/_sim/keys`, { clinicId, mode: 'live' })).body.key;
   const sub = (
-    await json<{ keyId: string; signingSecret: string }>('POST', `${sim.url}/_sim/subscriptions`, { clinicId, url: `${proxy.url}/webhooks/service` })
+    await json<{ id: string; keyId: string; signingSecret: string }>('POST', `${sim.url}/_sim/subscriptions`, {
+      clinicId,
+      url: `${proxy.url}/webhooks/service`,
+    })
   ).body;
   const env = {
     NODE_ENV: undefined,
@@ -101,6 +106,7 @@ export async function startReplicaSet(opts: { replicas: number; clinic?: Record<
     proxy,
     database,
     clinicId,
+    subscriptionId: sub.id,
     replicas,
     start,
     async kill(slot) {

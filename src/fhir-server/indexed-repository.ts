@@ -28,16 +28,14 @@ import {
   globalSchema,
   Operator,
   parseFhirPath,
-  splitSearchOnComma,
-  toPeriod,
   toTypedValue,
-  type Filter,
   type FhirPathAtom,
   type SearchRequest,
   type WithId,
 } from '@medplum/core';
 import { MemoryRepository } from '@medplum/fhir-router';
 import { systemClock, toIso, type Clock } from '../clock.ts';
+import { bound, lowestUpdatedEnd, tokenKeysOf, updatedEnd } from './index-keys.ts';
 import type { Bundle, Resource } from '@medplum/fhirtypes';
 
 interface Entry {
@@ -56,62 +54,6 @@ interface UpdatedIndex {
 }
 
 type ParamKind = 'token' | 'date';
-const FOREVER = '9999'; // Medplum's own end of an open period
-
-/**
- * The end of the period Medplum's date match gives a meta.lastUpdated (for an instant, the instant itself
- * in UTC); '' when it reads none, and such a resource matches no _lastUpdated filter.
- */
-function updatedEnd(lastUpdated: string): string {
-  const period = toPeriod(lastUpdated);
-  return period ? (period.end ?? FOREVER) : '';
-}
-
-/** Index of the first element >= key (`strict`: > key) in a sorted array. */
-function bound(sorted: string[], key: string, strict = false): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! < key || (strict && sorted[mid] === key)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/**
- * The index keys a token filter's value asks for, or undefined when it cannot be answered from the index.
- * Mirrors Medplum's matchesTokenValue: `a|b` with both parts non-empty compares system and value lower-cased,
- * and a value with more bars uses its first two parts.
- */
-function tokenKeysOf(filterValue: string): string[] | undefined {
-  const keys: string[] = [];
-  for (const one of splitSearchOnComma(filterValue)) {
-    if (!one.includes('|')) return undefined;
-    const [system, value] = one.split('|').map((s) => s.toLowerCase());
-    if (!system || !value) return undefined;
-    keys.push(`${system}|${value}`);
-  }
-  return keys;
-}
-
-/**
- * The lowest `updatedEnd` a resource matching this _lastUpdated filter can have, or undefined when the
- * filter is not one the index answers. For ge Medplum needs end >= filter start; for gt end > filter end;
- * for eq start < filter end and end > filter start. Every filter value counts (they are OR'd); a value
- * Medplum cannot read as a date matches nothing and so bounds nothing.
- */
-function lowestUpdatedEnd(filter: Filter): string | undefined {
-  if (filter.operator !== Operator.GREATER_THAN_OR_EQUALS && filter.operator !== Operator.GREATER_THAN && filter.operator !== Operator.EQUALS) return undefined;
-  let lowest: string | undefined;
-  for (const one of splitSearchOnComma(filter.value)) {
-    const period = toPeriod(one);
-    if (!period?.start || !period.end) continue;
-    const low = [period.start, period.end].sort()[0]!; // ISO times: the earlier sorts first
-    if (lowest === undefined || low < lowest) lowest = low;
-  }
-  return lowest ?? '\uffff'; // no readable value: nothing can match
-}
 
 export class IndexedMemoryRepository extends MemoryRepository {
   private readonly entries = new Map<string, Map<string, Entry>>();
@@ -189,7 +131,8 @@ export class IndexedMemoryRepository extends MemoryRepository {
     return entry;
   }
 
-  private index(resource: WithId<Resource> & { meta: { lastUpdated: string } }): void {
+  /** `seq` given: the place in the type's order an undo puts the resource back at. */
+  private index(resource: WithId<Resource> & { meta: { lastUpdated: string } }, seq?: number): void {
     const { resourceType, id } = resource;
     const previous = this.unindex(resourceType, id);
     let entries = this.entries.get(resourceType);
@@ -200,7 +143,7 @@ export class IndexedMemoryRepository extends MemoryRepository {
       this.entries.set(resourceType, entries);
       this.byToken.set(resourceType, buckets);
     }
-    const entry: Entry = { seq: previous?.seq ?? this.nextSeq++, tokens: this.tokensOf(resource), lastUpdated: resource.meta.lastUpdated };
+    const entry: Entry = { seq: seq ?? previous?.seq ?? this.nextSeq++, tokens: this.tokensOf(resource), lastUpdated: resource.meta.lastUpdated };
     entries.set(id, entry);
     for (const key of entry.tokens) {
       const ids = buckets.get(key) ?? new Set<string>();
@@ -208,6 +151,23 @@ export class IndexedMemoryRepository extends MemoryRepository {
       ids.add(id);
     }
     this.addToUpdated(resourceType, id, entry.lastUpdated);
+  }
+
+  /** Called before each write of the resource, while it still stands as it was (./transactional-repository.ts keeps an undo log). */
+  protected beforeWrite(_resourceType: string, _id: string): void {}
+
+  /** The resource's place in its type's order (MemoryRepository's), undefined when it is not stored. */
+  protected positionOf(resourceType: string, id: string): number | undefined {
+    return this.entries.get(resourceType)?.get(id)?.seq;
+  }
+
+  /**
+   * Indexes the resource as MemoryRepository's maps now hold it (undefined: absent): after a delete, or after an
+   * undo put it back, at the place in the type's order it had (`position`).
+   */
+  protected reindex(resourceType: string, id: string, stored: Resource | undefined, position: number | undefined): void {
+    if (this.unindex(resourceType, id)) this.entries.get(resourceType)!.delete(id);
+    if (stored) this.index(stored as WithId<Resource> & { meta: { lastUpdated: string } }, position);
   }
 
   override clear(): void {
@@ -225,14 +185,16 @@ export class IndexedMemoryRepository extends MemoryRepository {
     if (!meta.versionId) meta.versionId = generateId();
     if (!meta.lastUpdated) meta.lastUpdated = toIso(this.clock.now());
     const prepared = { ...resource, id: resource.id || this.generateId(), meta } as WithId<T> & { meta: { lastUpdated: string } };
+    this.beforeWrite(prepared.resourceType, prepared.id);
     const stored = super.createResource(prepared);
     this.index(prepared);
     return stored;
   }
 
   override deleteResource(resourceType: string, id: string): Promise<void> {
+    this.beforeWrite(resourceType, id);
     const done = super.deleteResource(resourceType, id); // deleted before it returns, or a rejection when absent
-    if (this.unindex(resourceType, id)) this.entries.get(resourceType)!.delete(id);
+    this.reindex(resourceType, id, undefined, undefined);
     return done;
   }
 

@@ -6,60 +6,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startFhirServer, type RunningFhirServer } from '../../src/fhir-server/server.ts';
-import { silentLogger } from '../../src/logger.ts';
+import { appointmentTransaction, bundledServers, count, postToBase } from '../support/bundled-fhir.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-fhir-'));
-const servers: RunningFhirServer[] = [];
+const { start, closeAll } = bundledServers();
 afterAll(async () => {
-  for (const s of servers) await s.close();
+  await closeAll();
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function start(dataFile?: string, port = 0, opts: { transactions?: boolean; conditionalCreate?: boolean } = {}) {
-  const s = await startFhirServer({ port, logger: silentLogger(), ...(dataFile ? { dataFile } : {}), ...opts });
-  servers.push(s);
-  return s;
-}
-
-interface AnsweredBundle {
-  resourceType: string;
-  type: string;
-  entry: { response: { status: string; location: string }; resource?: { id: string } }[];
-}
-
-/** A transaction of two conditional creates: a patient, and an appointment naming it by its urn:uuid. */
-function appointmentTransaction(patientId: string, appointmentId: string) {
-  const patientUrl = 'urn:uuid:0b1e7f5e-1a2b-4c3d-8e9f-0a1b2c3d4e5f';
-  return {
-    resourceType: 'Bundle',
-    type: 'transaction',
-    entry: [
-      {
-        fullUrl: patientUrl,
-        resource: { resourceType: 'Patient', identifier: [{ system: 'urn:test', value: patientId }], name: [{ text: 'Bundled Patient' }] },
-        request: { method: 'POST', url: 'Patient', ifNoneExist: `identifier=urn:test|${patientId}` },
-      },
-      {
-        fullUrl: 'urn:uuid:7c9d2e4f-3b5a-4d6c-9e8f-1a2b3c4d5e6f',
-        resource: {
-          resourceType: 'Appointment',
-          status: 'booked',
-          identifier: [{ system: 'urn:test', value: appointmentId }],
-          participant: [{ actor: { reference: patientUrl }, status: 'accepted' }],
-        },
-        request: { method: 'POST', url: 'Appointment', ifNoneExist: `identifier=urn:test|${appointmentId}` },
-      },
-    ],
-  };
-}
-
-async function postToBase(base: string, body: unknown) {
-  const res = await fetch(`${base}/`, { method: 'POST', headers: { 'content-type': 'application/fhir+json' }, body: JSON.stringify(body) });
-  return { status: res.status, body: (await res.json()) as AnsweredBundle };
-}
-
-const count = async (base: string, query: string) => (((await (await fetch(`${base}/${query}`)).json()) as { entry?: unknown[] }).entry ?? []).length;
 
 const patient = { resourceType: 'Patient', identifier: [{ system: 'urn:test', value: 'pat_1' }], name: [{ text: 'Test Patient' }] };
 

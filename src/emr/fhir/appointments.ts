@@ -31,7 +31,7 @@ type AppointmentOperations = Pick<EmrPort, 'ensureAppointment' | 'updateAppointm
 
 const sameInstant = (a: string | undefined, b: string) => a !== undefined && Date.parse(a) === Date.parse(b);
 
-/** The statuses a booked appointment moves to in `slot` mode (CONTRACT section 9: cancelled, completed, no-show). */
+/** The statuses a booked appointment moves to in `slot` mode: the service's cancelled, completed and no-show. */
 const SLOT_STATUS_CHANGES: readonly Appointment['status'][] = ['cancelled', 'fulfilled', 'noshow'];
 
 /**

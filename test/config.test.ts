@@ -262,6 +262,29 @@ describe('FHIR sign-in settings', () => {
   });
 });
 
+describe("the bundled FHIR server's profile (FHIR_SERVER_PROFILE)", () => {
+  const fhir = (env: Record<string, string>) => emrSettings(parseConfig(env).emr, 'fhir');
+
+  it('runs the default profile, creating appointments, when unset', () => {
+    expect(fhir({})).toMatchObject({ serverProfile: 'default', booking: 'create' });
+  });
+
+  it('books into Slots beside the vendor profile, asking for the Slot search scope too; an explicit FHIR_APPOINTMENT_BOOKING still wins', () => {
+    expect(fhir({ FHIR_SERVER_PROFILE: 'vendor' })).toMatchObject({ serverProfile: 'vendor', booking: 'slot', auth: { addedScopes: ['system/Slot.rs'] } });
+    expect(fhir({ FHIR_SERVER_PROFILE: 'vendor', FHIR_APPOINTMENT_BOOKING: 'create' })).toMatchObject({ serverProfile: 'vendor', booking: 'create' });
+    expect(fhir({ FHIR_SERVER_PROFILE: 'vendor', FHIR_SCOPES: 'system/*.cruds' }).auth).toMatchObject({ scopes: ['system/*.cruds'] });
+    expect(fhir({ FHIR_SERVER_PROFILE: 'vendor', FHIR_SCOPES: 'system/*.cruds' }).auth).not.toHaveProperty('addedScopes');
+  });
+
+  it('takes it with FHIR_BASE_URL=bundled, and refuses it beside an EMR of its own, or a profile that does not exist', () => {
+    expect(fhir({ ...production, FHIR_BASE_URL: 'bundled', FHIR_SERVER_PROFILE: 'vendor' }).serverProfile).toBe('vendor');
+    expect(problems({ ...production, FHIR_SERVER_PROFILE: 'vendor' })).toContain(
+      'FHIR_SERVER_PROFILE: only for the bundled FHIR server; FHIR_BASE_URL names an EMR of its own (unset it, or set it to `bundled`)',
+    );
+    expect(problems({ FHIR_SERVER_PROFILE: 'oracle' })).toEqual(['FHIR_SERVER_PROFILE: must be default or vendor']);
+  });
+});
+
 describe('the documented settings', () => {
   it('docs/settings.md and .env.example name every setting, and the settings table names none that does not exist', async () => {
     const { readFileSync } = await import('node:fs');

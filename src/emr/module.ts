@@ -36,6 +36,8 @@ export interface EmrSummary {
   detail: string;
   /** What the bundled stand-in is called, when one runs (`FHIR server`). */
   standIn?: string;
+  /** The bundled stand-in's profile when it is not its default (the FHIR server's `vendor`): bundled.json notes it for the CLI. */
+  standInProfile?: string;
   /** The banner's "try it" lines: how a person sees what reached this EMR. */
   tryIt?: string[];
 }

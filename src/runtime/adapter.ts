@@ -23,7 +23,7 @@ import { createEmrDowntime, type EmrDowntime, registerEmrDowntimeMetric } from '
 import { createReachability, NEIGHBOUR_PROBE } from '../status/readiness-probes.ts';
 import { appDependencies, buildAdminAccess, buildWorkers, connectEmrInbound, createUndoStack, type Credentials } from './adapter-parts.ts';
 import { startBundledServices, type BundledServices } from './bundled.ts';
-import { rememberBundledEmr } from './bundled-state.ts';
+import { type BundledEmrNote, rememberBundledEmr } from './bundled-state.ts';
 import { checkEmrAtStart, type EmrWatch } from './emr-check.ts';
 import { withoutCallsDuringDowntime } from './emr-downtime.ts';
 import { startListeners, type Listeners } from './listeners.ts';
@@ -130,7 +130,8 @@ async function startOutsideParts(opts: StartAdapterOptions, undo: Undo): Promise
         emrCalls,
       });
   undo.push(() => running.close());
-  rememberEmrAddress(config, bundled, bundledEmr ? running.summary.address : undefined);
+  const { address, standInProfile } = running.summary;
+  rememberEmrAddress(config, bundled, bundledEmr ? { address, ...(standInProfile ? { profile: standInProfile } : {}) } : undefined);
   // No call reaches the EMR during a planned downtime, and none of those it was spared counts against it.
   const emr = withoutCallsDuringDowntime(observed(running.port, 'emr', status, LOCAL_PORT_METHODS), emrDowntime);
   registerEmrDowntimeMetric(metrics.registry, emrDowntime);
@@ -140,9 +141,9 @@ async function startOutsideParts(opts: StartAdapterOptions, undo: Undo): Promise
 }
 
 /** bundled.json says where the EMR's stand-in listens (the CLI reads it), or that none runs this time. */
-function rememberEmrAddress(config: StartAdapterOptions['config'], bundled: BundledServices | undefined, address: string | undefined): void {
-  if (bundled) bundled.rememberEmr(address);
-  else rememberBundledEmr(config.dataDir, address);
+function rememberEmrAddress(config: StartAdapterOptions['config'], bundled: BundledServices | undefined, emr: BundledEmrNote | undefined): void {
+  if (bundled) bundled.rememberEmr(emr);
+  else rememberBundledEmr(config.dataDir, emr);
 }
 
 /** The store, the service client and the workers (not started yet). */

@@ -12,6 +12,8 @@ export interface BundledCredentials {
   /** The subscription's signing secrets, newest first: two while a rotation is under way. */
   signingSecrets: string[];
   webhookUrl: string;
+  /** The demo the clinic was set up for when not the default one (`vendor`: its fixed roster, ./demo-clinic.ts). */
+  profile?: 'vendor';
 }
 
 /** Credentials as files written before rotations were followed hold them: one `signingSecret`. */
@@ -24,6 +26,11 @@ export interface BundledState {
   serviceUrl?: string;
   /** The EMR's bundled stand-in's address while it runs (`emr-bridge fhir-get` reads the FHIR server's there). */
   emrAddress?: string;
+  /**
+   * The stand-in's profile when not its default (the FHIR server's `vendor`): `emr-bridge replay` books the samples'
+   * appointments into its Slots then.
+   */
+  emrProfile?: string;
   credentials?: BundledCredentials;
 }
 
@@ -51,21 +58,29 @@ export function writeBundledState(dataDir: string, state: BundledState): void {
   writeFileSync(bundledStatePath(dataDir), `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
 }
 
+/** The EMR's bundled stand-in as bundled.json notes it: where it listens, and its profile when not its default. */
+export interface BundledEmrNote {
+  address: string;
+  profile?: string;
+}
+
 /**
  * Notes where the EMR's bundled stand-in listens, or that none runs this time (an EMR of its own): the address
  * of a past one must not be followed. A file from before the EMR modules names it `fhirBaseUrl`.
  */
-export function rememberBundledEmr(dataDir: string, address: string | undefined): void {
+export function rememberBundledEmr(dataDir: string, emr: BundledEmrNote | undefined): void {
   const state = readBundledState(dataDir);
-  if (withEmrAddress(state, address)) writeBundledState(dataDir, state);
+  if (withEmrAddress(state, emr)) writeBundledState(dataDir, state);
 }
 
-/** Sets (or, undefined, drops) the EMR stand-in's address in `state`, and the older key; whether it changed. */
-export function withEmrAddress(state: BundledState, address: string | undefined): boolean {
+/** Sets (or, undefined, drops) the EMR stand-in's address and profile in `state`, and the older key; whether it changed. */
+export function withEmrAddress(state: BundledState, emr: BundledEmrNote | undefined): boolean {
   const legacy = state as BundledState & { fhirBaseUrl?: string };
-  if (state.emrAddress === address && legacy.fhirBaseUrl === undefined) return false;
+  if (state.emrAddress === emr?.address && state.emrProfile === emr?.profile && legacy.fhirBaseUrl === undefined) return false;
   delete legacy.fhirBaseUrl;
-  if (address) state.emrAddress = address;
+  if (emr) state.emrAddress = emr.address;
   else delete state.emrAddress;
+  if (emr?.profile) state.emrProfile = emr.profile;
+  else delete state.emrProfile;
   return true;
 }

@@ -10,11 +10,25 @@ import type { EmrSettingsContext } from '../settings-context.ts';
 export type FhirAuthConfig =
   | { mode: 'none' }
   | { mode: 'bearer'; token: string }
-  | { mode: 'smart'; clientId: string; privateKeyPath: string; keyId?: string; tokenUrl?: string; scopes?: string[] };
+  | {
+      mode: 'smart';
+      clientId: string;
+      privateKeyPath: string;
+      keyId?: string;
+      tokenUrl?: string;
+      /** FHIR_SCOPES; unset: the default ones (src/emr/fhir/auth/index.ts) and `addedScopes`. */
+      scopes?: string[];
+      /** What the settings need beside the default scopes: slot booking's Slot search. */
+      addedScopes?: string[];
+    };
 
 /** The client id and key file zero-configuration mode registers with the bundled FHIR server. */
 export const BUNDLED_FHIR_CLIENT_ID = 'emr-bridge';
 export const BUNDLED_FHIR_KEY_FILE = 'fhir-client-key.pem';
+
+/** The bundled FHIR server's profiles (`fhir-server --profile`): FHIR_SERVER_PROFILE picks one in zero-configuration mode. */
+const SERVER_PROFILES = ['default', 'vendor'] as const;
+export type ServerProfile = (typeof SERVER_PROFILES)[number];
 
 export const FHIR_SETTINGS_SHAPE = {
   FHIR_BASE_URL: baseUrlOrBundled,
@@ -35,7 +49,10 @@ export const FHIR_SETTINGS_SHAPE = {
   // A document's content read from the EMR (a Binary's JSON is a third larger than the 15 MB file it holds).
   FHIR_MAX_CONTENT_BYTES: int(25 * 1024 * 1024, 1024),
   // create: a free-standing Appointment with start and end; slot: booked into the doctor's free Slot at its start.
-  FHIR_APPOINTMENT_BOOKING: z.enum(['create', 'slot'], { error: 'must be create or slot' }).default('create'),
+  // Unset: slot beside the bundled FHIR server's vendor profile, create otherwise.
+  FHIR_APPOINTMENT_BOOKING: z.enum(['create', 'slot'], { error: 'must be create or slot' }).optional(),
+  // The bundled FHIR server's profile: default (a FHIR store) or vendor (an EMR that owns its records).
+  FHIR_SERVER_PROFILE: z.enum(SERVER_PROFILES, { error: 'must be default or vendor' }).optional(),
   // Which of Patient, Practitioner, Location the adapter may create; unset: what the CapabilityStatement declares.
   FHIR_CREATES: z
     .string()
@@ -49,6 +66,9 @@ export const FHIR_SETTINGS_SHAPE = {
       return [...new Set(types)] as CreatableType[];
     }),
 };
+
+/** The scope slot booking needs beside the default ones: the doctor's free Slot searched (and read). */
+export const SLOT_BOOKING_SCOPE = 'system/Slot.rs';
 
 /** The resource types FHIR_CREATES may name: the records the adapter claims by the service's id, appointments aside. */
 export const CREATABLE_TYPES = ['Patient', 'Practitioner', 'Location'] as const;
@@ -69,8 +89,10 @@ export interface FhirSettings {
   maxContentBytes: number;
   /** FHIR_CREATES; unset: the types whose create interaction the EMR's CapabilityStatement declares. */
   creates?: CreatableType[];
-  /** FHIR_APPOINTMENT_BOOKING. */
+  /** FHIR_APPOINTMENT_BOOKING; unset: `slot` beside the bundled vendor profile, `create` otherwise. */
   booking: 'create' | 'slot';
+  /** FHIR_SERVER_PROFILE: the bundled FHIR server's profile (only with the bundled server). */
+  serverProfile: ServerProfile;
 }
 
 /** FHIR_* (already checked by the merged schema) to the module's settings; rule breaches go to `problems`. */
@@ -82,16 +104,22 @@ export function fhirSettingsFrom(raw: FhirRaw, ctx: EmrSettingsContext, problems
         problems.push(`${name}: must be https with NODE_ENV=production (loopback excepted)`);
     }
   }
+  if (raw.FHIR_SERVER_PROFILE && !ctx.bundled)
+    problems.push('FHIR_SERVER_PROFILE: only for the bundled FHIR server; FHIR_BASE_URL names an EMR of its own (unset it, or set it to `bundled`)');
+  const serverProfile = raw.FHIR_SERVER_PROFILE ?? 'default';
+  // The vendor profile books into its Slots, as the EMR it stands in for wants; an explicit setting still wins.
+  const booking = raw.FHIR_APPOINTMENT_BOOKING ?? (serverProfile === 'vendor' ? 'slot' : 'create');
   return {
     ...(raw.FHIR_BASE_URL && !ctx.bundled ? { baseUrl: raw.FHIR_BASE_URL } : {}),
     identifierSystem: raw.FHIR_IDENTIFIER_SYSTEM,
     timeoutMs: raw.FHIR_TIMEOUT_MS,
     labReportTypeCodes: raw.FHIR_LAB_REPORT_TYPE_CODES,
     prescriptionTypeCodes: raw.FHIR_PRESCRIPTION_TYPE_CODES,
-    auth: fhirAuthFrom(raw, ctx, problems),
+    auth: fhirAuthFrom(raw, ctx, booking, problems),
     maxContentBytes: raw.FHIR_MAX_CONTENT_BYTES,
     ...(raw.FHIR_CREATES ? { creates: raw.FHIR_CREATES } : {}),
-    booking: raw.FHIR_APPOINTMENT_BOOKING,
+    booking,
+    serverProfile,
   };
 }
 
@@ -99,7 +127,7 @@ export function fhirSettingsFrom(raw: FhirRaw, ctx: EmrSettingsContext, problems
  * FHIR_AUTH and its settings. Default: `none` beside a configured FHIR_BASE_URL; `smart` against the
  * bundled FHIR server, with a key kept in the data folder, as a production deployment would sign in.
  */
-function fhirAuthFrom(s: FhirRaw, ctx: EmrSettingsContext, problems: string[]): FhirAuthConfig {
+function fhirAuthFrom(s: FhirRaw, ctx: EmrSettingsContext, booking: FhirSettings['booking'], problems: string[]): FhirAuthConfig {
   const bundled = ctx.bundled;
   const mode = s.FHIR_AUTH ?? (bundled ? 'smart' : 'none');
   if (mode === 'none') return { mode };
@@ -116,6 +144,6 @@ function fhirAuthFrom(s: FhirRaw, ctx: EmrSettingsContext, problems: string[]): 
     privateKeyPath: s.FHIR_PRIVATE_KEY_PATH ? resolve(s.FHIR_PRIVATE_KEY_PATH) : join(ctx.dataDir, BUNDLED_FHIR_KEY_FILE),
     ...(s.FHIR_KEY_ID ? { keyId: s.FHIR_KEY_ID } : {}),
     ...(s.FHIR_TOKEN_URL ? { tokenUrl: s.FHIR_TOKEN_URL } : {}),
-    ...(s.FHIR_SCOPES.length ? { scopes: s.FHIR_SCOPES } : {}),
+    ...(s.FHIR_SCOPES.length ? { scopes: s.FHIR_SCOPES } : booking === 'slot' ? { addedScopes: [SLOT_BOOKING_SCOPE] } : {}),
   };
 }

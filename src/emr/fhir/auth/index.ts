@@ -45,7 +45,7 @@ export async function loadFhirAuthSettings(config: FhirAuthConfig): Promise<Fhir
     clientId: config.clientId,
     key: await loadClientKey(config.privateKeyPath, config.keyId),
     ...(config.tokenUrl ? { tokenUrl: config.tokenUrl } : {}),
-    scopes: config.scopes ?? DEFAULT_FHIR_SCOPES,
+    scopes: config.scopes ?? [...DEFAULT_FHIR_SCOPES, ...(config.addedScopes ?? [])],
   };
 }
 

@@ -1,6 +1,7 @@
 // `emr-bridge fhir-get <path>`: reads the EMR as the adapter does, signed in as FHIR_AUTH says (after
 // `npm start`, the bundled FHIR server with the adapter's own key), and prints the JSON. For the demo and
-// QA: the bundled FHIR server, like a hospital's, answers nobody who has not signed in.
+// QA: the bundled FHIR server, like a hospital's, answers nobody who has not signed in. Beside the vendor demo it
+// reads the Slots and Schedules too.
 import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import { loadFhirAuthSettings } from '../emr/fhir/auth/index.ts';
@@ -9,6 +10,7 @@ import { UsageError, parse } from './args.ts';
 import { SPECS } from './specs.ts';
 import { cliDefaults } from './defaults.ts';
 import { print } from './output.ts';
+import { besideVendorDemo, withSlotScopes } from './replay-slots.ts';
 import { simulatorClock } from './simulator-clock.ts';
 
 export async function fhirGetCommand(argv: string[]): Promise<number> {
@@ -24,7 +26,7 @@ export async function fhirGetCommand(argv: string[]): Promise<number> {
   const http = createFhirHttp({
     baseUrl: defaults.fhirBaseUrl,
     timeoutMs: fhir.timeoutMs,
-    auth: await loadFhirAuthSettings(fhir.auth),
+    auth: await loadFhirAuthSettings(besideVendorDemo(config) ? withSlotScopes(fhir.auth) : fhir.auth),
     clock,
     maxContentBytes: fhir.maxContentBytes,
   });

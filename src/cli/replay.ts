@@ -1,10 +1,13 @@
 // `emr-bridge replay <file|folder> [--to URL] …`: see src/replay/. Without flags it replays at the adapter
-// that the settings (or a zero-configuration adapter's bundled.json) name. `.hl7` samples go over MLLP to the
-// adapter's HL7 listener instead (./replay-hl7.ts), after the JSON ones.
+// that the settings (or a zero-configuration adapter's bundled.json) name; beside the vendor demo, whose adapter
+// books into the EMR's Slots, with the samples' doctors mapped and their times on free Slots (./replay-slots.ts).
+// `.hl7` samples go over MLLP to the adapter's HL7 listener instead (./replay-hl7.ts), after the JSON ones.
 import { systemClock } from '../clock.ts';
 import { type Config, loadConfig } from '../config.ts';
 import type { ClientTls } from '../emr/hl7v2/mllp/open-socket.ts';
 import { runReplay } from '../replay/replay.ts';
+import { adminClientFrom } from './admin-client.ts';
+import { besideVendorDemo, vendorDemoSlots } from './replay-slots.ts';
 import { UsageError, parse, type Values } from './args.ts';
 import { SPECS } from './specs.ts';
 import { cliDefaults } from './defaults.ts';
@@ -64,18 +67,28 @@ async function replayJson(values: Values<(typeof SPECS.replay)['options']>, path
   const to = values.to ?? defaults.webhookUrl;
   // The bundled adapter runs on the simulator's clock, which QA may have moved: sign with that time.
   const clock = !values.to && defaults.serviceUrl ? await simulatorClock(defaults.serviceUrl) : systemClock;
-  const result = await runReplay({
-    paths,
-    to,
-    secrets,
-    keyId,
-    freshIds: values['fresh-ids'] ?? false,
-    concurrency,
-    // The admin API as given, else beside the receiver --to names, else the adapter the defaults name.
-    adminUrl: values['admin-url'] ?? (values.to ? new URL(values.to).origin : defaults.adminUrl),
-    ...(adminToken ? { adminToken } : {}),
-    out: print,
-    clock,
-  });
-  return result.mismatches === 0;
+  // The admin API as given, else beside the receiver --to names, else the adapter the defaults name.
+  const adminUrl = values['admin-url'] ?? (values.to ? new URL(values.to).origin : defaults.adminUrl);
+  const slots =
+    !values.to && defaults.fhirBaseUrl && besideVendorDemo(config)
+      ? await vendorDemoSlots(config, { admin: adminClientFrom(config, adminUrl, adminToken), fhirBaseUrl: defaults.fhirBaseUrl, clock })
+      : undefined;
+  try {
+    const result = await runReplay({
+      paths,
+      to,
+      secrets,
+      keyId,
+      freshIds: values['fresh-ids'] ?? false,
+      concurrency,
+      adminUrl,
+      ...(adminToken ? { adminToken } : {}),
+      out: print,
+      clock,
+      ...(slots ? { slots } : {}),
+    });
+    return result.mismatches === 0;
+  } finally {
+    await slots?.close();
+  }
 }

@@ -3,13 +3,16 @@
 // (./entity-chains.ts), different entities several at once. With an admin URL and
 // token it also waits for each event's processing outcome (and each document's status) and compares
 // every outcome with the sample's expectation. --fresh-ids gives events, entities and documents new
-// ids (consistently within the run) so the same samples can be replayed again and again.
+// ids (consistently within the run) so the same samples can be replayed again and again. At an adapter that
+// books into the EMR's Slots, the samples' doctors and locations are mapped and their appointments moved onto
+// free Slots first (./slot-plan.ts).
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { sleep, type Clock } from '../clock.ts';
 import { signedWebhookHeaders } from '../signature/webhook-signature.ts';
 import { entityChains } from './entity-chains.ts';
 import { loadSamples, type Delivery, type Expectation, type Sample } from './samples.ts';
+import { placeOnSlots, type SlotTarget } from './slot-plan.ts';
 
 export interface ReplayOptions {
   paths: string[];
@@ -27,6 +30,8 @@ export interface ReplayOptions {
   clock: Clock;
   /** How long to wait for a final processing state. */
   outcomeTimeoutMs?: number;
+  /** The adapter books appointments into the EMR's Slots: map the samples' roster and move their times onto free Slots first. */
+  slots?: SlotTarget;
 }
 
 export interface ReplayRow {
@@ -67,9 +72,13 @@ interface Run {
   rows: ReplayRow[];
 }
 
+/** The id a service id is sent under: --fresh-ids' new one (the same all run long), else itself. */
+const sentId = (run: Run, serviceId: string): string => (run.opts.freshIds ? (freshen({ serviceId }, run.ids) as { serviceId: string }).serviceId : serviceId);
+
 export async function runReplay(opts: ReplayOptions): Promise<{ rows: ReplayRow[]; mismatches: number }> {
-  const samples = loadSamples(opts.paths);
   const run: Run = { opts, ids: new Map(), admin: (opts.adminUrl ?? new URL(opts.to).origin).replace(/\/+$/, ''), rows: [] };
+  const loaded = loadSamples(opts.paths);
+  const samples = opts.slots ? await placeOnSlots(loaded, opts.slots, (id) => sentId(run, id), opts.out) : loaded;
   const progress = progressCounter(samples.length, opts.out);
   await inChains(entityChains(samples), opts.concurrency ?? 4, async (s) => {
     await replaySample(run, s);

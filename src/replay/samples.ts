@@ -47,16 +47,21 @@ export interface Sample {
   document?: DocumentSample;
 }
 
-function files(path: string): string[] {
-  if (!statSync(path).isDirectory()) return [path];
+/** The files a path names: itself, or the JSON files found in the folder (`found`). */
+function files(path: string): { file: string; found: boolean }[] {
+  if (!statSync(path).isDirectory()) return [{ file: path, found: false }];
   return readdirSync(path)
     .sort()
     .flatMap((f) => files(join(path, f)))
-    .filter((f) => f.endsWith('.json') && !f.endsWith('.schema.json'));
+    .filter(({ file }) => file.endsWith('.json') && !file.endsWith('.schema.json'))
+    .map(({ file }) => ({ file, found: true }));
 }
 
+/** FHIR data kept beside the samples (samples/emr-master-data.json, the vendor profile's master data): no sample. */
+const isFhirResource = (json: unknown): boolean => typeof (json as { resourceType?: unknown } | null)?.resourceType === 'string';
+
 export function loadSamples(paths: string[], root = process.cwd()): Sample[] {
-  return paths.flatMap(files).map((file) => {
+  return paths.flatMap(files).flatMap(({ file, found }) => {
     const name = relative(root, file);
     let json: unknown;
     try {
@@ -64,11 +69,12 @@ export function loadSamples(paths: string[], root = process.cwd()): Sample[] {
     } catch {
       throw new Error(`${name}: not valid JSON`);
     }
+    if (found && isFhirResource(json)) return [];
     const parsed = fileSchema.safeParse(json);
     if (!parsed.success) throw new Error(`${name}: not a sample (${parsed.error.issues[0]?.message ?? 'unknown shape'})`);
     const s = parsed.data;
-    if ('kind' in s) return { name, description: s.description, steps: [], document: s };
-    if ('steps' in s) return { name, description: s.description, steps: s.steps };
-    return { name, description: s.description, steps: [s] };
+    if ('kind' in s) return [{ name, description: s.description, steps: [], document: s }];
+    if ('steps' in s) return [{ name, description: s.description, steps: s.steps }];
+    return [{ name, description: s.description, steps: [s] }];
   });
 }

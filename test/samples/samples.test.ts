@@ -37,6 +37,12 @@ describe('samples', () => {
     expect(schema.safeParse(s.document!.request).success).toBe(true);
   });
 
+  it('are the whole samples folder, as `replay samples` reads it: the FHIR data beside them (the master data) is none, unless named', () => {
+    const whole = loadSamples([SAMPLES_DIR], SAMPLES_DIR).map((s) => s.name);
+    expect(whole).toEqual(samples.map((s) => s.name).sort());
+    expect(() => loadSamples([join(SAMPLES_DIR, 'emr-master-data.json')], SAMPLES_DIR)).toThrow('emr-master-data.json: not a sample');
+  });
+
   it('schemas/ holds exactly what the zod schemas generate', () => {
     for (const [name, schema] of Object.entries(jsonSchemas())) {
       expect(readFileSync(join(SAMPLES_DIR, 'schemas', name), 'utf8'), `${name} is stale: run npm run schemas`).toBe(renderSchema(schema));

@@ -10,18 +10,23 @@
 // the subscription's secret, DELIVERY_CONCURRENCY at a time (./load.ts), their bodies built from the snapshots the
 // simulator answered as it booked them (as ./hl7-bench-stack.ts does); the simulator keeps its own copies queued.
 // The adapter's progress is read from its SQLite file by a read-only connection of this process (a /metrics scrape
-// would be work for its event loop), as ./hl7-bench-stack.ts reads its outbox.
+// would be work for its event loop), as ./hl7-bench-stack.ts reads its outbox. With `vendor` the EMR is the bundled
+// FHIR server's vendor profile (./vendor-bench.ts): the clinic's doctors and rooms are its roster, mapped by the
+// crosswalk import before anything is booked, every appointment starts on a free Slot of its own, and the backlog
+// carries changes too (a reschedule to another free Slot, or a status), after the bookings.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { request } from 'undici';
 import { requestJson } from '../../src/http/json-request.ts';
 import { signedWebhookHeaders } from '../../src/signature/webhook-signature.ts';
 import { type Child, startChild } from './child.ts';
 import { cpuSeconds, freePort, sleep } from './hl7-bench-stack.ts';
 import { type LatencyProxy, startHttpLatencyProxy, startMllpLatencyProxy } from './latency-proxy.ts';
 import { runLoad } from './load.ts';
+import { type VendorBench, vendorChanges, writeVendorBench } from './vendor-bench.ts';
 
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'silent';
 /**
@@ -51,6 +56,8 @@ export interface StackOptions {
   maxConcurrency: number;
   /** More settings for the adapter (HL7_SEND_CONNECTIONS). */
   settings?: Record<string, string>;
+  /** The FHIR EMR is the bundled server's vendor profile, booked into by Slot (./vendor-bench.ts). */
+  vendor?: boolean;
 }
 
 /** The service ids the simulator made: the clinic's, then the backlog's. */
@@ -85,6 +92,8 @@ export interface MappingState {
 
 export interface LatencyStack {
   emr: EmrKind;
+  /** The vendor run's master data, roster and Slots. */
+  vendor?: VendorBench;
   /** The EMR itself, not through the proxy: the FHIR base, or the HL7 EMR's control API. */
   emrUrl: string;
   simUrl: string;
@@ -168,7 +177,14 @@ async function started(child: Promise<Child>, closers: Closers): Promise<Child> 
   return c;
 }
 
-async function startEmr(opts: StackOptions, notify: string, closers: Closers): Promise<{ emrUrl: string; target: string; pid: number }> {
+async function startEmr(opts: StackOptions, notify: string, closers: Closers, vendor?: VendorBench): Promise<{ emrUrl: string; target: string; pid: number }> {
+  if (vendor) {
+    const emr = await started(
+      startChild(['bin/run-ts.js', 'bench/support/bundled-emr-process.ts', 'fhir-vendor', vendor.masterDataFile], { timeoutMs: 60_000 }),
+      closers,
+    );
+    return { emrUrl: emr.url, target: emr.url, pid: emr.proc.pid! };
+  }
   if (opts.emr === 'hl7') {
     const emr = await started(startChild(['bin/run-ts.js', 'bench/support/bundled-emr-process.ts', 'hl7', notify, HL7_NOTIFY_CONNECTIONS]), closers);
     const mllp = /^mllp on (mllp:\/\/\S+)$/m.exec(emr.output())?.[1];
@@ -268,13 +284,17 @@ export async function startLatencyStack(opts: StackOptions): Promise<LatencyStac
       if (res.status >= 300) throw new Error(`simulator ${path}: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     };
-    const { clinicId } = await simPost<{ clinicId: string }>('/_sim/clinics', { timeZone: 'UTC', quietHours: { start: '00:00', end: '00:00' } });
+    const vendor = opts.vendor ? writeVendorBench(dir, DOCTORS, LOCATIONS, Date.now()) : undefined;
+    const { clinicId } = await simPost<{ clinicId: string }>(
+      '/_sim/clinics',
+      vendor?.clinic ?? { timeZone: 'UTC', quietHours: { start: '00:00', end: '00:00' } },
+    );
     const { key } = await simPost<{ key: string }>('/_sim/keys', { clinicId, mode: 'live' });
     const sub = await simPost<{ id: string; keyId: string; signingSecret: string }>('/_sim/subscriptions', {
       clinicId,
       url: `http://127.0.0.1:${ports.http}/webhooks/service`,
     });
-    const emr = await startEmr(opts, `mllp://127.0.0.1:${ports.mllp}`, closers);
+    const emr = await startEmr(opts, `mllp://127.0.0.1:${ports.mllp}`, closers, vendor);
     const proxy = opts.emr === 'fhir' ? await startHttpLatencyProxy(emr.target, { delayMs: 0 }) : await startMllpLatencyProxy(emr.target, { delayMs: 0 });
     closers.push(() => proxy.close());
     const service = { SERVICE_BASE_URL: sim.url, SERVICE_API_KEY: key, SERVICE_KEY_ID: sub.keyId, SERVICE_SIGNING_SECRETS: sub.signingSecret };
@@ -297,8 +317,23 @@ export async function startLatencyStack(opts: StackOptions): Promise<LatencyStac
       return m.pending === 0 && m.done >= m.expected;
     };
 
+    /** The vendor run's crosswalk, imported as an operator would before go-live. */
+    const importRoster = async (v: VendorBench) => {
+      const res = await request(`${adapter.url()}/admin/crosswalk/import`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' },
+        body: v.crosswalkCsv,
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 200 || (JSON.parse(text) as { refused: unknown[] }).refused.length)
+        throw new Error(`the roster's import: ${res.statusCode} ${text}`);
+    };
+    /** Where the vendor run's i-th booking of a doctor starts: that doctor's next free Slot. */
+    const slotOf = (doctor: number): Record<string, string> => (vendor ? { startsAt: vendor.nextSlot(doctor) } : {});
+
     return {
       emr: opts.emr,
+      ...(vendor ? { vendor } : {}),
       emrUrl: emr.emrUrl,
       simUrl: sim.url,
       proxy,
@@ -309,15 +344,26 @@ export async function startLatencyStack(opts: StackOptions): Promise<LatencyStac
       cpu: () => ({ serve: cpuSeconds(adapter.pid()), emr: cpuSeconds(emr.pid), simulator: cpuSeconds(sim.proc.pid!) }),
       mappings,
       async seed(patients) {
+        // The vendor EMR's doctors and rooms are its own: the roster is mapped before anything names it.
+        if (vendor) {
+          await importRoster(vendor);
+          entities.doctors.push(...vendor.doctors);
+          entities.locations.push(...vendor.locations);
+        }
         // The clinic's first appointments make its doctors and locations (and a patient each), one at a time so
-        // that the locations are shared.
+        // that the locations are shared; the vendor run's name the roster's.
         for (let i = 0; i < DOCTORS; i++) {
           const made = await book({
-            doctor: { name: `Dr Bench ${i}` },
-            location: i < LOCATIONS ? { name: `Room ${i}` } : { serviceId: entities.locations[i % LOCATIONS] },
+            doctor: vendor ? { serviceId: vendor.doctors[i] } : { name: `Dr Bench ${i}` },
+            location: vendor
+              ? { serviceId: vendor.locations[i % LOCATIONS] }
+              : i < LOCATIONS
+                ? { name: `Room ${i}` }
+                : { serviceId: entities.locations[i % LOCATIONS] },
+            ...slotOf(i),
           });
-          entities.doctors.push(made.doctor.serviceId);
-          if (i < LOCATIONS) entities.locations.push(made.location.serviceId);
+          if (!vendor) entities.doctors.push(made.doctor.serviceId);
+          if (!vendor && i < LOCATIONS) entities.locations.push(made.location.serviceId);
           entities.patients.push(made.patient.serviceId);
           entities.appointments.push(made.serviceId);
         }
@@ -339,6 +385,8 @@ export async function startLatencyStack(opts: StackOptions): Promise<LatencyStac
               location: { serviceId: entities.locations[i % LOCATIONS] },
               // Every other appointment is a new patient's (made with it: patient.created, then appointment.created).
               ...(i % 2 === 1 ? { patient: { serviceId: known[((i - 1) / 2) % known.length] } } : {}),
+              // Taken in order of booking: concurrent bookings each hold a Slot of their own.
+              ...slotOf(i % DOCTORS),
             }),
         );
         const bodies: Record<string, unknown>[] = [];
@@ -347,6 +395,16 @@ export async function startLatencyStack(opts: StackOptions): Promise<LatencyStac
           if (i % 2 === 0) entities.patients.push(m.patient.serviceId);
           bodies.push(...eventsOf(clinicId, m, i % 2 === 0));
         }
+        // The vendor run's changes come after every booking (later in time), so none overtakes its booking.
+        if (vendor)
+          bodies.push(
+            ...(await vendorChanges(
+              made,
+              (path, body) => simPost(path, body),
+              (i) => slotOf(i % DOCTORS),
+              clinicId,
+            )),
+          );
         const events = bodies.length;
         await waitUntil('the subscription paused with the backlog queued', async () => {
           const s = await queued();

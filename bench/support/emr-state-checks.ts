@@ -1,12 +1,16 @@
 // What ../emr-latency.ts checks after each run, as the end-to-end suites do: every backlog event applied and none
 // dead (the adapter's database), every delivery made (the simulator, when it sent them), and the EMR's records against the
 // simulator's final state: exactly one record per serviceId, each appointment's status and start the simulator's,
-// its patient the right record, and the ids the adapter posted back the EMR's. Answers the failures, as lines.
+// its patient the right record, and the ids the adapter posted back the EMR's. Beside the vendor EMR, whose doctors
+// and rooms are its own (mapped by the roster's crosswalk), each appointment is in the Slot of its doctor's
+// Schedule at its start and no Slot is held by two. Answers the failures, as lines.
 import type Database from 'better-sqlite3';
 import { APPOINTMENT_STATUS } from '../../src/emr/fhir/mapping.ts';
+import { generatedSlotId } from '../../src/fhir-server/vendor/slot-book.ts';
 import { fillerStatus } from '../../src/emr/hl7v2/messages/siu.ts';
 import { requestJson } from '../../src/http/json-request.ts';
 import { type Backlog, type Entities, inParallel, type LatencyStack, type Sender } from './emr-latency-stack.ts';
+import type { VendorBench } from './vendor-bench.ts';
 
 const IDENTIFIER_SYSTEM = 'urn:emr-bridge:service';
 const PAGE = 1000;
@@ -32,6 +36,8 @@ interface EmrRecord {
   start?: number;
   /** The patient's EMR id (FHIR), or service id (HL7), that the appointment names. */
   patient?: string;
+  /** The Slot a FHIR appointment names (`Slot/{id}`), when it names one. */
+  slot?: string;
 }
 
 type Kind = keyof Entities;
@@ -62,6 +68,7 @@ type FhirResource = {
   start?: string;
   identifier?: { system?: string; value?: string }[];
   participant?: { actor?: { reference?: string } }[];
+  slot?: { reference?: string }[];
 };
 
 /** Every resource of a type, a page at a time, straight from the FHIR server (not through the proxy). */
@@ -93,6 +100,7 @@ async function fhirRecords(base: string): Promise<Records> {
                     ?.map((p) => p.actor?.reference)
                     .find((ref) => ref?.startsWith('Patient/'))
                     ?.slice('Patient/'.length),
+                  ...(r.slot?.[0]?.reference ? { slot: r.slot[0].reference } : {}),
                 }
               : {}),
           },
@@ -155,7 +163,7 @@ function oneRecordEach(kind: Kind, expected: string[], records: Map<string, EmrR
 }
 
 /** The appointment's status, start, patient and mapped ids against the simulator's final state. */
-function appointmentMatches(emr: 'fhir' | 'hl7', sim: SimAppointment, records: Records): string[] {
+function appointmentMatches(emr: 'fhir' | 'hl7', sim: SimAppointment, records: Records, vendor: VendorBench | undefined): string[] {
   const a = records.appointments.get(sim.appointment.serviceId)?.[0];
   if (!a) return [];
   const wrong: string[] = [];
@@ -170,10 +178,26 @@ function appointmentMatches(emr: 'fhir' | 'hl7', sim: SimAppointment, records: R
   if (sim.appointment.externalId !== a.id) wrong.push(`externalId ${sim.appointment.externalId} not ${a.id}`);
   if (patientRecord && sim.patient.externalId !== patientRecord.id) wrong.push(`patient externalId ${sim.patient.externalId} not ${patientRecord.id}`);
   for (const kind of ['doctor', 'location'] as const) {
-    const record = records[`${kind}s`].get(sim[kind].serviceId)?.[0];
-    if (record && sim[kind].externalId !== record.id) wrong.push(`${kind} externalId ${sim[kind].externalId} not ${record.id}`);
+    // The vendor EMR's own records carry no service id: the roster's crosswalk names them.
+    const emrId = vendor ? vendor.emrIds.get(sim[kind].serviceId) : records[`${kind}s`].get(sim[kind].serviceId)?.[0]?.id;
+    if (emrId && sim[kind].externalId !== emrId) wrong.push(`${kind} externalId ${sim[kind].externalId} not ${emrId}`);
+  }
+  if (vendor) {
+    const slot = `Slot/${generatedSlotId(vendor.scheduleOf(sim.doctor.serviceId), Date.parse(sim.appointment.startsAt))}`;
+    if (a.slot !== slot) wrong.push(`slot ${a.slot} not ${slot}`);
   }
   return wrong.length ? [`${sim.appointment.serviceId} (${wrong.join('; ')})`] : [];
+}
+
+/** No Slot held by two appointments that are not cancelled (a cancelled one's Slot is free again). */
+function doubleBooked(records: Records): string[] {
+  const holders = new Map<string, string[]>();
+  for (const [serviceId, [a]] of records.appointments)
+    if (a?.slot && a.status !== 'cancelled') holders.set(a.slot, [...(holders.get(a.slot) ?? []), serviceId]);
+  return failure(
+    'Slots booked by more than one appointment',
+    [...holders].filter(([, ids]) => ids.length > 1).map(([slot, ids]) => `${slot}: ${ids.join(' ')}`),
+  );
 }
 
 /** The backlog's events in the adapter's database: all applied, none dead. */
@@ -223,14 +247,16 @@ export async function checkRun(stack: LatencyStack, backlog: Backlog, sender: Se
     getJson<SimAppointment>(`${stack.simUrl}/_sim/appointments/${encodeURIComponent(id)}`),
   );
   const records = stack.emr === 'fhir' ? await fhirRecords(stack.emrUrl) : await hl7Records(stack.emrUrl);
-  const kinds: Kind[] = stack.emr === 'fhir' ? ['doctors', 'locations', 'patients', 'appointments'] : ['patients', 'appointments'];
+  // The vendor EMR's doctors and rooms are its own records, carrying no service id.
+  const kinds: Kind[] = stack.emr === 'fhir' && !stack.vendor ? ['doctors', 'locations', 'patients', 'appointments'] : ['patients', 'appointments'];
   return [
     ...eventFailures(stack.db(), backlog),
     ...(sender === 'simulator' ? await deliveryFailures(stack) : []),
     ...kinds.flatMap((kind) => oneRecordEach(kind, entities[kind], records[kind])),
     ...failure(
       "appointments unlike the simulator's",
-      simAppointments.flatMap((a) => appointmentMatches(stack.emr, a, records)),
+      simAppointments.flatMap((a) => appointmentMatches(stack.emr, a, records, stack.vendor)),
     ),
+    ...(stack.vendor ? doubleBooked(records) : []),
   ];
 }

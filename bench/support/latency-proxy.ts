@@ -145,13 +145,13 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'up
 
 const endToEnd = (headers: IncomingHttpHeaders): IncomingHttpHeaders => Object.fromEntries(Object.entries(headers).filter(([k]) => !HOP_BY_HOP.has(k)));
 
-/** `POST Patient`, `GET Appointment`, `PUT Appointment`, `POST /` (a transaction or batch), `GET metadata`. */
+/** `POST Patient`, `GET Appointment?…` (a search), `PATCH Appointment/{id}`, `POST /` (a transaction or batch), `GET metadata`. */
 export function fhirCallKind(method: string | undefined, url: string | undefined): string {
-  const first = (url ?? '/')
-    .split('?')[0]!
-    .split('/')
-    .find((s) => s !== '');
-  return `${method ?? 'GET'} ${first ?? '/'}`;
+  const [path, query] = (url ?? '/').split('?');
+  const [type, id] = path!.split('/').filter((s) => s !== '');
+  // A read or change of one record, a search, or a call at the base (a transaction).
+  const what = id !== undefined ? `${type}/{id}` : query !== undefined ? `${type}?…` : (type ?? '/');
+  return `${method ?? 'GET'} ${what}`;
 }
 
 const THROTTLED = JSON.stringify({

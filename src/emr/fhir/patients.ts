@@ -10,7 +10,7 @@ import type { EmrPort, EmrRecord, PatientClaim, PatientField } from '../port.ts'
 import type { Changes } from './changes.ts';
 import type { Claims } from './claims.ts';
 import type { FhirHttp } from './http.ts';
-import { readRecord, recordPath } from './read.ts';
+import { readRecord } from './read.ts';
 import { mergePatient, patientResource, serviceIdsOf, withServiceIdentifier } from './mapping.ts';
 
 interface PatientDeps {
@@ -22,8 +22,6 @@ interface PatientDeps {
   logger: Logger;
   metrics: Pick<Metrics, 'registry'> | undefined;
 }
-
-const patientPath = (id: string) => recordPath('Patient', id);
 
 /**
  * The EMR's own patient the service knows by its id (externalId), marked with the service's id; undefined
@@ -52,7 +50,7 @@ async function adoptPatient(deps: PatientDeps, id: string, serviceId: string): P
 }
 
 export function createPatientOperations(deps: PatientDeps): Pick<EmrPort, 'ensurePatient' | 'updatePatient' | 'linkPatient'> {
-  const { http, system } = deps;
+  const { system } = deps;
   const counter = new Counter({
     name: 'emr_bridge_patient_snapshot_differences_total',
     help: 'Service patient snapshots that differ from a patient record the EMR owns (left as the EMR has it), by field.',

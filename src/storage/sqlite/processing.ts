@@ -130,7 +130,7 @@ function createWaitingWriter(db: Db, clock: Clock) {
   return (o: Extract<EventOutcome, { kind: 'waiting' }>): void => {
     const now = clock.now();
     clear.run(o.inboxId);
-    o.lacks.forEach((l, ord) => lack.run({ inboxId: o.inboxId, entityType: l.entityType, serviceId: l.serviceId, ord, now }));
+    for (const [ord, l] of o.lacks.entries()) lack.run({ inboxId: o.inboxId, entityType: l.entityType, serviceId: l.serviceId, ord, now });
     mark.run({ inboxId: o.inboxId, reason: o.reason, now });
   };
 }

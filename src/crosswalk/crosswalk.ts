@@ -7,6 +7,7 @@
 import type { Auditor } from '../audit/auditor.ts';
 import type { EmrPort, RecordSuggestion } from '../emr/port.ts';
 import type { Coordination } from '../storage/coordination.ts';
+import type { ProcessorStores } from '../storage/processor-stores.ts';
 import type { CrosswalkItem, CrosswalkQuery, CrosswalkStore } from '../storage/crosswalk.ts';
 import { recordKey } from '../storage/crosswalk.ts';
 import type { EntityLocks } from '../storage/entity-locks.ts';
@@ -15,6 +16,7 @@ import type { AuditEntry } from '../storage/audit.ts';
 import type { LackedRecord } from '../storage/processing.ts';
 import { claimKey } from '../processor/apply-records.ts';
 import { CrosswalkRefusal } from './errors.ts';
+import { patientQuery } from './patient-query.ts';
 
 /** Who asked, as the audit trail records it. */
 export type Requester = Pick<AuditEntry, 'actor' | 'door' | 'from'>;
@@ -105,4 +107,22 @@ export function createCrosswalk(deps: CrosswalkDeps): Crosswalk {
       return deps.emr.suggest(record.entityType, { name, ...(asked.phone ? { phone: asked.phone } : {}) });
     },
   };
+}
+
+/**
+ * The crosswalk over one engine's processor stores, as the composition root builds it: a patient's suggestions from
+ * the newest event waiting for it (./patient-query.ts).
+ */
+export function crosswalkOverStores(
+  stores: Pick<ProcessorStores, 'crosswalk' | 'mappings' | 'mappingLookup' | 'locks' | 'queue'>,
+  deps: Pick<CrosswalkDeps, 'emr' | 'auditor' | 'coordination' | 'onMappingQueued'>,
+): Crosswalk {
+  return createCrosswalk({
+    ...deps,
+    store: stores.crosswalk,
+    mappings: stores.mappings,
+    lookup: stores.mappingLookup,
+    locks: stores.locks,
+    patientQuery: (record) => patientQuery({ store: stores.crosswalk, queue: stores.queue }, record),
+  });
 }

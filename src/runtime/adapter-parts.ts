@@ -7,8 +7,7 @@ import { createSignInThrottle, type SignInThrottle } from '../access/throttle.ts
 import { createAuditAdminRouter } from '../audit/admin-router.ts';
 import { createAuditor } from '../audit/audit-trail.ts';
 import type { Auditor } from '../audit/auditor.ts';
-import { type Crosswalk, createCrosswalk } from '../crosswalk/crosswalk.ts';
-import { patientQuery } from '../crosswalk/patient-query.ts';
+import { type Crosswalk, crosswalkOverStores } from '../crosswalk/crosswalk.ts';
 import { createCrosswalkAdminRouter } from '../crosswalk/admin-router.ts';
 import type { Clock } from '../clock.ts';
 import type { EmrInbound, EmrPort } from '../emr/index.ts';
@@ -151,15 +150,9 @@ export function buildAdminAccess(
 
 /** The crosswalk a person changes (the admin API, the CLI through it, the console): one module over the processor's stores. */
 function buildCrosswalk(parts: { storage: Storage; workers: ReturnType<typeof buildWorkers>; emr: EmrPort; access: AdminAccess }): Crosswalk {
-  const stores = parts.workers.processorStores;
-  return createCrosswalk({
-    store: stores.crosswalk,
-    mappings: stores.mappings,
-    lookup: stores.mappingLookup,
-    locks: stores.locks,
+  return crosswalkOverStores(parts.workers.processorStores, {
     emr: parts.emr,
     auditor: parts.access.auditor,
-    patientQuery: (record) => patientQuery({ store: stores.crosswalk, queue: stores.queue }, record),
     coordination: parts.storage.coordination,
     // The mapping goes to the service now, not at the outbox's next poll; the woken events apply now too.
     onMappingQueued: () => parts.workers.processor.wake(),

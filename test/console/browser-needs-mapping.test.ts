@@ -18,6 +18,7 @@ import { silentLogger } from '../../src/logger.ts';
 import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
 import { quietAdapterConfig } from '../support/quiet-adapter.ts';
 import { waitFor } from '../support/wait.ts';
+import { signIn as signInThroughForm } from './support/browser-stack.ts';
 import { appointmentEventBody, signedWebhook } from '../support/webhooks.ts';
 
 const ADMIN = 'needs-mapping-admin-token-0001';
@@ -56,21 +57,8 @@ afterAll(async () => {
 const consoleUrl = (path = '') => `${adapter.url}/console${path}`;
 const text = async (page: Page, selector: string) => (await page.locator(selector).textContent())?.trim();
 
-async function signIn(token: string): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) errors.push(m.text());
-  });
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(consoleUrl());
-  await page.waitForURL(/\/console\/sign-in/);
-  await page.locator('#token').fill(token);
-  await page.keyboard.press('Enter');
-  await page.waitForURL(consoleUrl());
-  return { context, page, errors };
-}
+/** Signed in through the form; the page's own refusals (422) are provoked on purpose. */
+const signIn = (token: string) => signInThroughForm({ browser, console: consoleUrl() }, token, undefined, /status of 4\d\d/);
 
 async function sendAppointment(serviceId: string, doctor = DOCTOR): Promise<void> {
   const body = appointmentEventBody({

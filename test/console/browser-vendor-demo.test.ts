@@ -12,6 +12,7 @@ import { SAMPLES_DIR } from '../../src/paths.ts';
 import { adapterFhirReader } from '../support/fhir-client.ts';
 import { json } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
+import { signIn } from './support/browser-stack.ts';
 import { startZeroConfigAdapter } from '../support/zero-config-adapter.ts';
 
 type Booked = { serviceId: string; appointment: { startsAt: string }; doctor: { serviceId: string } };
@@ -36,19 +37,7 @@ let booked: Booked[];
 
 beforeAll(async () => {
   [running, browser] = await Promise.all([startZeroConfigAdapter({ FHIR_SERVER_PROFILE: 'vendor', PROCESSOR_POLL_MS: '50' }), launchChromium()]);
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) errors.push(m.text());
-  });
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(consoleUrl());
-  await page.waitForURL(/\/console\/sign-in/);
-  await page.locator('#token').fill(running.adapter.adminToken);
-  await page.keyboard.press('Enter');
-  await page.waitForURL(consoleUrl());
-  operator = { context, page, errors };
+  operator = await signIn({ browser, console: consoleUrl() }, running.adapter.adminToken, undefined, /status of 4\d\d/);
 }, 60_000);
 
 afterAll(async () => {

@@ -12,6 +12,7 @@ import { type Child, startChild } from '../../bench/support/child.ts';
 import { type RunningFhirServer, startFhirServer } from '../../src/fhir-server/server.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { startSimulatorServer } from '../../src/simulator/server.ts';
+import { clinicTime } from '../support/clinic-time.ts';
 import { ADMIN, freePort, json, subscribeClinic } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -55,16 +56,6 @@ async function killingProxy(upstream: string, onBooked: () => void): Promise<{ u
         server.close(() => r());
       }),
   };
-}
-
-/** 10:00 in New York, three days ahead and never a Sunday: a Slot the vendor profile makes. */
-function tenInNewYork(): string {
-  const day = new Date(Date.now() + 3 * 86_400_000);
-  if (day.getUTCDay() === 0) day.setUTCDate(day.getUTCDate() + 1);
-  const date = day.toISOString().slice(0, 10);
-  const at = (offset: number) => new Date(`${date}T${10 + offset}:00:00.000Z`);
-  const hour = (d: Date) => Number(new Intl.DateTimeFormat('en-US', { timeZone: 'America/New_York', hour: 'numeric', hour12: false }).format(d));
-  return (hour(at(5)) === 10 ? at(5) : at(4)).toISOString();
 }
 
 let cleanup: (() => Promise<void>) | undefined;
@@ -116,7 +107,7 @@ describe('a slot booking killed between the EMR’s answer and the commit', () =
     adapter = await startChild(['bin/emr-bridge.js', 'serve'], { env, timeoutMs: 30_000 });
     const killed = new Promise<void>((r) => adapter!.proc.once('exit', () => r()));
 
-    const startsAt = tenInNewYork();
+    const startsAt = clinicTime(3, 10);
     const booked = (
       await json<{ serviceId: string; doctor: { serviceId: string }; location: { serviceId: string }; patient: { serviceId: string } }>(
         'POST',

@@ -4,6 +4,7 @@
 // location nobody has mapped waits with no attempt used and applies within 5 s of their mapping; one patient under
 // duplicate deliveries and a concurrent patient.created is one chart.
 import { afterEach, describe, expect, it } from 'vitest';
+import { clinicTime } from '../support/clinic-time.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -18,22 +19,6 @@ afterEach(async () => {
   await s?.close();
   s = undefined;
 }, 30_000);
-
-/**
- * A quarter hour of the vendor profile's clinic hours (America/New_York), `days` ahead and never on a Sunday: an
- * instant its generated Slots cover.
- */
-function clinicTime(days: number, hour: number, minute = 0): string {
-  const day = new Date(Date.now() + days * 86_400_000);
-  if (day.getUTCDay() === 0) day.setUTCDate(day.getUTCDate() + 1);
-  const date = day.toISOString().slice(0, 10);
-  for (const offset of [5, 4]) {
-    const instant = new Date(`${date}T${String(hour + offset).padStart(2, '0')}:${String(minute).padStart(2, '0')}:00.000Z`);
-    const local = new Intl.DateTimeFormat('en-US', { timeZone: 'America/New_York', hour: 'numeric', hour12: false }).format(instant);
-    if (Number(local) === hour) return instant.toISOString();
-  }
-  throw new Error(`no instant for ${date} ${hour}:00 in New York`);
-}
 
 /** The adapter books appointments into the EMR's Slots, as such an EMR wants. */
 const SLOT_BOOKING = { FHIR_APPOINTMENT_BOOKING: 'slot' };

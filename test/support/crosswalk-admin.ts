@@ -4,8 +4,7 @@
 // ADMIN_TOKEN, with any method and body.
 import request from 'supertest';
 import { createCrosswalkAdminRouter } from '../../src/crosswalk/admin-router.ts';
-import { type Crosswalk, createCrosswalk } from '../../src/crosswalk/crosswalk.ts';
-import { patientQuery } from '../../src/crosswalk/patient-query.ts';
+import { type Crosswalk, crosswalkOverStores } from '../../src/crosswalk/crosswalk.ts';
 import { type AuditedAdmin, auditedAdmin, TOKENS } from './audited-admin.ts';
 
 export interface CrosswalkAdmin extends AuditedAdmin {
@@ -20,15 +19,7 @@ export function crosswalkAdmin(): CrosswalkAdmin {
   let crosswalk: Crosswalk | undefined;
   const admin = auditedAdmin({
     routers: (f, auditor) => {
-      crosswalk = createCrosswalk({
-        store: f.stores.crosswalk,
-        mappings: f.stores.mappings,
-        lookup: f.stores.mappingLookup,
-        locks: f.stores.locks,
-        emr: f.emr,
-        auditor,
-        patientQuery: (record) => patientQuery({ store: f.stores.crosswalk, queue: f.stores.queue }, record),
-      });
+      crosswalk = crosswalkOverStores(f.stores, { emr: f.emr, auditor });
       return [createCrosswalkAdminRouter({ crosswalk, store: f.stores.crosswalk })];
     },
   });

@@ -8,7 +8,7 @@ import { createAuditor } from '../../src/audit/audit-trail.ts';
 import { createManualClock, type ManualClock } from '../../src/clock.ts';
 import { parseConfig } from '../../src/config.ts';
 import { createCrosswalkAdminRouter } from '../../src/crosswalk/admin-router.ts';
-import { type Crosswalk, createCrosswalk } from '../../src/crosswalk/crosswalk.ts';
+import { type Crosswalk, crosswalkOverStores } from '../../src/crosswalk/crosswalk.ts';
 import { createMemoryEmr, type MemoryEmr } from '../../src/emr/memory/index.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { createMetrics } from '../../src/metrics/metrics.ts';
@@ -65,15 +65,7 @@ export async function crosswalkReplicas(): Promise<CrosswalkReplicas> {
     const stores = createPostgresProcessorStores(pool, clock, { lockConnections: 4 });
     const coordination = createPostgresCoordination({ pool, url: database.url });
     const auditor = createAuditor({ store: createPostgresAuditStore(pool), clock, logger: silentLogger() });
-    const crosswalk = createCrosswalk({
-      store: stores.crosswalk,
-      mappings: stores.mappings,
-      lookup: stores.mappingLookup,
-      locks: stores.locks,
-      emr,
-      auditor,
-      coordination,
-    });
+    const crosswalk = crosswalkOverStores(stores, { emr, auditor, coordination });
     const app = createApp({
       logger: silentLogger(),
       metrics: createMetrics(),

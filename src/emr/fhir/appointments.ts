@@ -14,7 +14,7 @@ import type { Changes } from './changes.ts';
 import type { Claims } from './claims.ts';
 import type { FhirHttp } from './http.ts';
 import { APPOINTMENT_STATUS, appointmentResource, isKnownStatus, UNKNOWN_STATUS_FALLBACK } from './mapping.ts';
-import { createSlotBooking } from './slot-booking.ts';
+import { createSlotBooking, sameInstant } from './slot-booking.ts';
 import { createAppointmentClaims } from './transaction.ts';
 
 export interface AppointmentDeps {
@@ -28,8 +28,6 @@ export interface AppointmentDeps {
 }
 
 type AppointmentOperations = Pick<EmrPort, 'ensureAppointment' | 'updateAppointment' | 'claimAppointment'>;
-
-const sameInstant = (a: string | undefined, b: string) => a !== undefined && Date.parse(a) === Date.parse(b);
 
 /** The statuses a booked appointment moves to in `slot` mode: the service's cancelled, completed and no-show. */
 const SLOT_STATUS_CHANGES: readonly Appointment['status'][] = ['cancelled', 'fulfilled', 'noshow'];

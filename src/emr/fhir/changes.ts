@@ -8,7 +8,7 @@ import type { Resource } from '@medplum/fhirtypes';
 import { EmrError } from '../errors.ts';
 import type { CapabilityCheck } from './capabilities.ts';
 import type { FhirHttp } from './http.ts';
-import { recordPath } from './read.ts';
+import { readVersioned, recordPath } from './read.ts';
 
 /** Rounds of read, apply and write after a 412, at most. */
 export const MAX_CHANGE_ROUNDS = 4;
@@ -98,14 +98,11 @@ export function createChanges(http: FhirHttp, capabilities: CapabilityCheck): Ch
   return {
     async change(resourceType, id, change) {
       for (let round = 1; ; round++) {
-        const read = await http.call<Resource | undefined>('GET', recordPath(resourceType, id));
-        const current = read.body;
-        if (current?.resourceType !== resourceType || current.id !== id)
-          throw new EmrError('emr_unavailable', `the EMR answered a read of ${resourceType}/${id} with ${current?.resourceType ?? 'no resource'}`);
-        const next = await change(current as Parameters<typeof change>[0]);
+        const { record: current, etag } = await readVersioned<Parameters<typeof change>[0]>(http, resourceType, id);
+        const next = await change(current);
         if (next === undefined) return false;
         try {
-          return await write(resourceType, id, current, next, ifMatchOf(read.etag, current));
+          return await write(resourceType, id, current, next, ifMatchOf(etag, current));
         } catch (err) {
           if (err !== VERSION_CONFLICT) throw err;
           if (round >= MAX_CHANGE_ROUNDS)

@@ -6,13 +6,19 @@ import type { FhirHttp } from './http.ts';
 
 export const recordPath = (resourceType: string, id: string) => `${resourceType}/${encodeURIComponent(id)}`;
 
-/** GET {type}/{id}, refused unless the answer is that record. */
-export async function readRecord<T extends Resource>(http: FhirHttp, resourceType: T['resourceType'], id: string): Promise<T> {
-  const body = (await http.call<Partial<T> | undefined>('GET', recordPath(resourceType, id))).body;
+/** GET {type}/{id} with the ETag it was answered with, refused unless the answer is that record. */
+export async function readVersioned<T extends Resource>(http: FhirHttp, resourceType: T['resourceType'], id: string): Promise<{ record: T; etag?: string }> {
+  const answer = await http.call<Partial<T> | undefined>('GET', recordPath(resourceType, id));
+  const body = answer.body;
   if (body?.resourceType !== resourceType || body.id !== id)
     throw new EmrError(
       'emr_unavailable',
       `the EMR answered a read of ${resourceType}/${id} with ${body?.resourceType ?? 'no resource'}${body?.id ? `/${body.id}` : ''}`,
     );
-  return body as T;
+  return { record: body as T, ...(answer.etag ? { etag: answer.etag } : {}) };
+}
+
+/** GET {type}/{id}, refused unless the answer is that record. */
+export async function readRecord<T extends Resource>(http: FhirHttp, resourceType: T['resourceType'], id: string): Promise<T> {
+  return (await readVersioned<T>(http, resourceType, id)).record;
 }

@@ -13,13 +13,14 @@ import type { FhirHttp } from './http.ts';
 import { appointmentResource } from './mapping.ts';
 import { searchAll } from './search.ts';
 
-const sameInstant = (a: string | undefined, b: string): boolean => a !== undefined && Date.parse(a) === Date.parse(b);
+/** Whether two instants are the same moment, however each is written (offset, milliseconds). */
+export const sameInstant = (a: string | undefined, b: string): boolean => a !== undefined && Date.parse(a) === Date.parse(b);
 
-/** The free Slots of the practitioner at `startsAt`, as the Slots themselves say (start, end and status checked). */
-async function freeSlotsAt(http: FhirHttp, practitionerId: string, startsAt: string): Promise<Slot[]> {
-  const params = new URLSearchParams({ 'schedule.actor': `Practitioner/${practitionerId}`, start: `eq${startsAt}`, status: 'free' });
+/** The practitioner's Slots at `startsAt` (the free ones only, when `free`), as the Slots themselves say. */
+async function slotsAt(http: FhirHttp, practitionerId: string, startsAt: string, free: boolean): Promise<Slot[]> {
+  const params = new URLSearchParams({ 'schedule.actor': `Practitioner/${practitionerId}`, start: `eq${startsAt}`, ...(free ? { status: 'free' } : {}) });
   const found = await searchAll<Slot>(http, 'Slot', `Slot?${params.toString()}`);
-  return found.filter((s) => s.id && s.status === 'free' && s.end && sameInstant(s.start, startsAt));
+  return found.filter((s) => s.id && sameInstant(s.start, startsAt) && (!free || (s.status === 'free' && s.end)));
 }
 
 /** An appointment booked into `slotId` for the patient, as the appointment itself says. */
@@ -46,7 +47,7 @@ export interface SlotBooking {
 export function createSlotBooking(http: FhirHttp, logger: Logger): SlotBooking {
   return {
     async freeSlot(a) {
-      const slots = (await freeSlotsAt(http, a.practitionerId, a.startsAt)).sort((x, y) => x.id!.localeCompare(y.id!));
+      const slots = (await slotsAt(http, a.practitionerId, a.startsAt, true)).sort((x, y) => x.id!.localeCompare(y.id!));
       if (!slots.length)
         throw new EmrError(
           'slot_unavailable',
@@ -71,9 +72,7 @@ export function createSlotBooking(http: FhirHttp, logger: Logger): SlotBooking {
       };
     },
     async bookedAt(a) {
-      const params = new URLSearchParams({ 'schedule.actor': `Practitioner/${a.practitionerId}`, start: `eq${a.startsAt}` });
-      const slots = (await searchAll<Slot>(http, 'Slot', `Slot?${params.toString()}`)).filter((s) => s.id && sameInstant(s.start, a.startsAt));
-      for (const slot of slots) {
+      for (const slot of await slotsAt(http, a.practitionerId, a.startsAt, false)) {
         const booked = await bookedInto(http, slot.id!, a.patientId);
         if (booked) return booked;
       }

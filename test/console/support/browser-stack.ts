@@ -50,18 +50,22 @@ export async function startBrowserStack(): Promise<BrowserStack> {
   };
 }
 
-/** A browser context signed in with `token` through the sign-in form, using the keyboard; its page on the overview. */
+/**
+ * A browser context signed in with `token` through the sign-in form, using the keyboard; its page on the overview.
+ * `expectedRefusals`: the answers a test provokes on purpose (by default 403 and 404), left out of `errors`.
+ */
 export async function signIn(
-  b: BrowserStack,
+  b: Pick<BrowserStack, 'browser' | 'console'>,
   token: string,
   viewport = { width: 1280, height: 900 },
+  expectedRefusals = /status of 40[34]/,
 ): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await b.browser.newContext({ viewport });
   const page = await context.newPage();
   const errors: string[] = [];
   // A CSP violation or a script error shows here: the tests expect none.
   page.on('console', (m) => {
-    if (m.type() === 'error' && !/status of 40[34]/.test(m.text())) errors.push(m.text());
+    if (m.type() === 'error' && !expectedRefusals.test(m.text())) errors.push(m.text());
   });
   page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(b.console);

@@ -1,7 +1,7 @@
 // The console over a real crosswalk (src/crosswalk/) on a processor's SQLite stores, beside an in-memory EMR that
 // keeps its doctors and locations to itself (and its patients, when asked) and holds master records by the names
 // the test events give: the doctor and a namesake (two suggestions), and the location. Events wait once processed.
-import { createCrosswalk } from '../../../src/crosswalk/crosswalk.ts';
+import { crosswalkOverStores } from '../../../src/crosswalk/crosswalk.ts';
 import type { MappedEntityType } from '../../../src/emr/port.ts';
 import { appointmentEvent, processorFixture } from '../../support/processor-fixture.ts';
 import { consoleApp } from './console-app.ts';
@@ -17,14 +17,7 @@ export function crosswalkConsole(opts: { ownsPatients?: boolean } = {}) {
     location: f.emr.addMasterRecord({ entityType: 'location', name: 'Test Clinic Room 1' }),
   };
   const auditor = fakeAuditor(f.clock);
-  const crosswalk = createCrosswalk({
-    store: f.stores.crosswalk,
-    mappings: f.stores.mappings,
-    lookup: f.stores.mappingLookup,
-    locks: f.stores.locks,
-    emr: f.emr,
-    auditor,
-  });
+  const crosswalk = crosswalkOverStores(f.stores, { emr: f.emr, auditor });
   const c = consoleApp({ clock: f.clock, crosswalk, auditor });
   return {
     f,

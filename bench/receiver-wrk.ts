@@ -21,7 +21,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Child, ROOT, startChild } from './support/child.ts';
-import { writeRequestsFile } from './wrk/requests-file.ts';
+import { type Entities, writeRequestsFile } from './wrk/requests-file.ts';
+import { type ApplyingRound, applyingRound, applyingRows } from './receiver-applying.ts';
 import { requireWrk, runWrk, type WrkResult } from './wrk/run-wrk.ts';
 
 export const KEY_ID = 'key_bench_0001';
@@ -52,6 +53,9 @@ const LABELS: Record<ServerKind, string> = {
   'receiver-app-before': 'BEFORE: receiver app alone',
   'serve-before': 'BEFORE: emr-bridge serve',
 };
+
+/** BENCH_RECEIVER_PARKED_ONLY=1: only the runs with the processor parked (no FHIR server), as before issue 37. */
+const PARKED_ONLY = process.env.BENCH_RECEIVER_PARKED_ONLY === '1';
 
 /** The checkout the `-before` kinds run from (BENCH_BEFORE), if any. */
 const BEFORE_ROOT = process.env.BENCH_BEFORE ? resolve(process.env.BENCH_BEFORE) : undefined;
@@ -114,6 +118,7 @@ export async function startServer(kind: ServerKind, dir: string, nodeArgs: strin
           PROCESSOR_POLL_MS: '600000',
           PUSHER_POLL_MS: '600000',
           LOG_LEVEL: 'info',
+          ...extraEnv,
         },
       });
       return { child, dbPath: join(dir, 'emr-bridge.db') };
@@ -127,10 +132,21 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** A fresh file of `count` deliveries, signed now, then wrk against the server (`onStart` just before wrk starts). */
-export async function loadOnce(dir: string, url: string, name: string, count: number, seconds: number, onStart?: () => void): Promise<WrkResult> {
+/**
+ * A fresh file of `count` deliveries, signed now, then wrk against the server (`onStart` just before wrk starts);
+ * `entities`: whether they all book one appointment or each one of its own (./wrk/requests-file.ts).
+ */
+export async function loadOnce(
+  dir: string,
+  url: string,
+  name: string,
+  count: number,
+  seconds: number,
+  onStart?: () => void,
+  entities: Entities = 'one',
+): Promise<WrkResult> {
   const file = join(dir, `${name}.deliveries`);
-  writeRequestsFile(file, count, { keyId: KEY_ID, secrets: [SECRET] });
+  writeRequestsFile(file, count, { keyId: KEY_ID, secrets: [SECRET] }, entities);
   onStart?.();
   try {
     return await runWrk({ url: `${url}${WEBHOOK_PATH}`, requestsFile: file, seconds, threads: THREADS, connections: CONNECTIONS });
@@ -256,12 +272,15 @@ export async function benchReceiverWrk(): Promise<{ rows: Record<string, string 
   requireWrk();
   const kinds: ServerKind[] = ['bare', 'floor', 'receiver-app', 'serve', ...(BEFORE_ROOT ? (['receiver-app-before', 'serve-before'] as const) : [])];
   const all: Measurement[] = [];
+  const applying: ApplyingRound[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? kinds : [...kinds].reverse();
     for (const kind of order) {
       process.stderr.write(`receiver (wrk): round ${round + 1}/${ROUNDS}, ${LABELS[kind]}…\n`);
       all.push(await measure(kind, round));
     }
+    // With the processor at work beside the receiver (./receiver-applying.ts), against this round's bare.
+    if (!PARKED_ONLY) applying.push(await applyingRound(round, all.find((m) => m.round === round && m.kind === 'bare')!.run.rps));
   }
 
   const rows: Record<string, string | number>[] = [];
@@ -310,5 +329,7 @@ export async function benchReceiverWrk(): Promise<{ rows: Record<string, string 
     'CPU µs/req': `${Math.round(med('serve', (m) => m.cpuUsPerResponse))} (${perRound((r) => cpuOf('serve', r) / cpuOf('floor', r)).toFixed(2)}× floor)`,
     inbox: `${ok ? 'inbox ok' : 'INBOX/ERRORS FAIL'}; targets ${targetsMet ? 'PASS' : 'FAIL'}`,
   });
-  return { rows, ok: ok && targetsMet };
+  if (PARKED_ONLY) return { rows, ok: ok && targetsMet };
+  const withProcessor = applyingRows(applying);
+  return { rows: [...rows, ...withProcessor.rows], ok: ok && targetsMet && withProcessor.ok };
 }

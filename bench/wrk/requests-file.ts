@@ -13,10 +13,16 @@ export interface Signing {
   secrets: readonly string[];
 }
 
-/** The appointment.created sample padded to BODY_BYTES, split around its eventId (a UUID: 36 characters, so every body has the same size). */
+/** Stands for the appointment's id in the template (and in its patient's, `pat_` + it): 32 characters, as a fresh one's. */
+const ENTITY_MARKER = 'X'.repeat(32);
+
+/**
+ * The appointment.created sample padded to BODY_BYTES, split around its eventId (a UUID: 36 characters, so every
+ * body has the same size). `after` holds ENTITY_MARKER where the appointment's id goes.
+ */
 function bodyTemplate(): { before: string; after: string; eventType: string } {
   const marker = '00000000-0000-4000-8000-00000000mark';
-  const event = appointmentEvent({ appointmentId: 'apt_bench_wrk' });
+  const event = appointmentEvent({ appointmentId: `apt_${ENTITY_MARKER}` });
   event.eventId = marker;
   const size = Buffer.byteLength(JSON.stringify(event));
   event.appointment.notes = `${event.appointment.notes}${'n'.repeat(Math.max(0, BODY_BYTES - size))}`;
@@ -26,11 +32,20 @@ function bodyTemplate(): { before: string; after: string; eventType: string } {
 }
 
 /**
+ * Whose appointment each delivery books: `one` (the receiver's runs: every delivery the same appointment, which
+ * a processor at work would apply once and find stale after), or `distinct` (an appointment and a patient of its
+ * own each, as a backlog after an outage: every delivery is work for the processor).
+ */
+export type Entities = 'one' | 'distinct';
+
+/**
  * Writes `count` deliveries in the Lua script's format (a line of header names, then a line per delivery:
  * header values and body, tab-separated). Every eventId is new (randomUUID).
  */
-export function writeRequestsFile(path: string, count: number, signing: Signing): void {
-  const { before, after, eventType } = bodyTemplate();
+export function writeRequestsFile(path: string, count: number, signing: Signing, entities: Entities = 'one'): void {
+  const { before, after: template, eventType } = bodyTemplate();
+  const parts = template.split(ENTITY_MARKER);
+  const one = parts.join('bench_wrk'.padEnd(32, '0'));
   const timestamp = Math.floor(Date.now() / 1000);
   const fd = openSync(path, 'w');
   try {
@@ -38,6 +53,7 @@ export function writeRequestsFile(path: string, count: number, signing: Signing)
     let chunk: string[] = [];
     for (let i = 0; i < count; i++) {
       const eventId = randomUUID();
+      const after = entities === 'one' ? one : parts.join(randomUUID().replaceAll('-', ''));
       const body = `${before}${eventId}${after}`;
       const headers = signedWebhookHeaders({
         keyId: signing.keyId,

@@ -23,7 +23,13 @@ export interface FlowDeps {
   intake(): Promise<boolean>;
   /** Whether to start another event: false once stopping, or while an EMR incident holds the gate closed. */
   going(): boolean;
+  /** The most events in flight… */
   concurrency: number;
+  /**
+   * …and how many now, when less (intake first, src/work/intake-priority.ts: fewer while webhooks arrive and the
+   * event loop runs late). Claims follow it too, so that a commit's claim is no longer a turn than the events'.
+   */
+  limit?: () => number;
   leaseMs: number;
   clock: Clock;
 }
@@ -51,7 +57,8 @@ interface Ready {
 
 /** Runs due events until none is due or `going()` turns false; returns how many reached a final state. */
 export async function runFlow(deps: FlowDeps): Promise<number> {
-  const { concurrency } = deps;
+  const most = deps.concurrency;
+  const concurrency = deps.limit ? () => Math.max(1, Math.min(most, deps.limit!())) : () => most;
   /** Claimed, not started; those whose keys are busy stay here until the event holding them ends. */
   let ready: Ready[] = [];
   const busy = new Map<string, number>();
@@ -117,7 +124,7 @@ export async function runFlow(deps: FlowDeps): Promise<number> {
     const stopping = error !== undefined || !deps.going();
     const waiting: Ready[] = [];
     let i = 0;
-    for (; i < ready.length && (stopping || running < concurrency); i++) {
+    for (; i < ready.length && (stopping || running < concurrency()); i++) {
       const item = ready[i]!;
       if (stopping || !leaseLeftToStart(item.leaseUntil, deps.leaseMs, deps.clock.now())) deps.release(item.c, sink);
       else if (holds(item.keys)) waiting.push(item);
@@ -133,7 +140,7 @@ export async function runFlow(deps: FlowDeps): Promise<number> {
     commitDue = false;
     const done = batch;
     batch = createOutcomeBatch();
-    const limit = ROUNDS_AHEAD * concurrency - ready.length;
+    const limit = Math.max(1, ROUNDS_AHEAD * concurrency() - ready.length);
     const leaseUntil = deps.clock.now() + deps.leaseMs;
     const claimed = await deps.queue.commit(done.outcomes(), claim ? { limit, leaseMs: deps.leaseMs } : undefined);
     done.committed();
@@ -142,12 +149,12 @@ export async function runFlow(deps: FlowDeps): Promise<number> {
   }
 
   /** Claim when no more than a round is left to start (and nothing stops it). */
-  const canClaim = () => error === undefined && deps.going() && ready.length <= concurrency;
+  const canClaim = () => error === undefined && deps.going() && ready.length <= concurrency();
   /**
    * After a short claim, what is left is held back by events in flight (an entity's next event is due once its
    * current one is committed) or has not arrived: claim again once a round has finished, not per event.
    */
-  const worthClaimingAgain = (outcomes: number) => outcomes >= concurrency || (running === 0 && outcomes > 0);
+  const worthClaimingAgain = (outcomes: number) => outcomes >= concurrency() || (running === 0 && outcomes > 0);
 
   for (;;) {
     startReady();
@@ -161,7 +168,7 @@ export async function runFlow(deps: FlowDeps): Promise<number> {
       await commit(true);
       continue;
     }
-    if (outcomes >= ROUNDS_AHEAD * concurrency || (outcomes > 0 && (running === 0 || commitDue))) {
+    if (outcomes >= ROUNDS_AHEAD * most || (outcomes > 0 && (running === 0 || commitDue))) {
       await commit(canClaim());
       continue;
     }

@@ -49,6 +49,11 @@ export interface ProcessorDeps {
   emrGate?: IncidentGate;
   /** Wake-ups when any replica stored events (the loop's pause is cut short); without it the loop only polls. */
   coordination?: Pick<Coordination, 'onWork'>;
+  /**
+   * Events in flight allowed now, at most PROCESSOR_CONCURRENCY (intake first, src/work/intake-priority.ts: fewer
+   * while webhooks arrive); the inbox rows taken in at a time follow it. Without it, always the most.
+   */
+  limit?: () => number;
 }
 
 /**
@@ -66,6 +71,11 @@ export interface Processor extends Worker {
  * once instead of pausing PROCESSOR_POLL_MS: a backlog drains at the processor's pace, not 500 rows a pause.
  */
 const INTAKE_PER_PASS = 500;
+/**
+ * While intake comes first, rows taken in per event allowed in flight: taking in is a turn of the event loop
+ * (each row read, unsealed, validated and written), so it shrinks with the events' share of the loop.
+ */
+const INTAKE_PER_SLOT = 16;
 
 /** How often the retention pass runs. */
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
@@ -149,7 +159,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
   async function pass(): Promise<PassResult> {
     let parked = 0;
     const intake = async () => {
-      const taken = await events.intake(INTAKE_PER_PASS);
+      const taken = await events.intake(deps.limit ? Math.min(INTAKE_PER_PASS, deps.limit() * INTAKE_PER_SLOT) : INTAKE_PER_PASS);
       parked += taken.parked;
       return taken;
     };
@@ -163,6 +173,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       intake: async () => (await intake()).taken > 0,
       going,
       concurrency: settings.concurrency,
+      ...(deps.limit ? { limit: deps.limit } : {}),
       leaseMs: settings.leaseMs,
       clock,
     });
@@ -204,6 +215,7 @@ export function createProcessor(deps: ProcessorDeps): Processor {
       mappingWorker.wake();
     },
     stopping: worker.stopping,
+    failing: () => worker.failing() || mappingWorker.failing(),
     depth: async () => (await stores.readings.depth()) + (await outbox.pending()),
   };
 }

@@ -19,6 +19,8 @@ export const WEBHOOK_PATH = '/webhooks/service';
 /** What the receiver takes: the inbox, and what an oversized webhook's path takes too (./quarantine-intake.ts). */
 export interface ReceiverDeps extends OversizedDeps {
   inbox: Inbox;
+  /** Told of every webhook as it arrives: while they come, the processor gives way (src/work/intake-priority.ts). */
+  arrived?: () => void;
 }
 
 class PayloadTooLargeError extends AppError {
@@ -74,6 +76,7 @@ function webhookHandler(deps: ReceiverDeps): (ctx: Context) => Promise<void> {
 function receiveWebhook(deps: ReceiverDeps): (ctx: Context, span: SpanScope) => Promise<void> {
   return async (ctx, span) => {
     const started = performance.now();
+    deps.arrived?.();
     let body: Buffer;
     try {
       body = await readBody(ctx.req, deps.maxBodyBytes);

@@ -26,6 +26,7 @@ import { createQuarantineMetrics } from '../metrics/quarantine-metrics.ts';
 import type { ServiceClient } from '../service-client/client.ts';
 import { createStatusAdminRouter } from '../status/admin-router.ts';
 import type { AdaptiveLimit } from '../work/adaptive-limit.ts';
+import type { IntakePriority } from '../work/intake-priority.ts';
 import type { EmrDowntime } from '../status/emr-downtime.ts';
 import { createEmrDowntimeAdminRouter } from '../status/emr-downtime-router.ts';
 import type { Storage } from '../storage/index.ts';
@@ -74,7 +75,16 @@ export function connectEmrInbound(storage: Storage, workers: ReturnType<typeof b
 
 export function buildWorkers(
   opts: StartAdapterOptions,
-  parts: { storage: Storage; clock: Clock; emr: EmrPort; serviceClient: ServiceClient; metrics: Metrics; emrDowntime: EmrDowntime },
+  parts: {
+    storage: Storage;
+    clock: Clock;
+    emr: EmrPort;
+    serviceClient: ServiceClient;
+    metrics: Metrics;
+    emrDowntime: EmrDowntime;
+    /** Intake first: the processor's events in flight give way to the receiver's webhooks. */
+    intakeFirst?: Pick<IntakePriority, 'limit'>;
+  },
 ) {
   const { config, logger } = opts;
   const { storage, clock, emr, serviceClient, metrics } = parts;
@@ -111,6 +121,7 @@ export function buildWorkers(
     metrics,
     emrGate,
     coordination,
+    ...(parts.intakeFirst ? { limit: parts.intakeFirst.limit } : {}),
   });
   const pusher = createPusher({
     documents,
@@ -178,6 +189,7 @@ export function appDependencies(
     service: Reachability;
     emrDowntime: EmrDowntime;
     emrCalls: AdaptiveLimit;
+    intakeFirst?: Pick<IntakePriority, 'webhook'>;
   },
 ): AppDeps {
   const { config, logger } = opts;
@@ -205,6 +217,7 @@ export function appDependencies(
         secrets: () => credentials.secrets,
         toleranceSeconds: config.webhook.toleranceSeconds,
         maxBodyBytes: config.webhook.maxBodyBytes,
+        ...(parts.intakeFirst ? { arrived: parts.intakeFirst.webhook } : {}),
         quarantine: {
           store: quarantineStore,
           capacityBytes: quarantineBytes,
@@ -247,7 +260,8 @@ export function appDependencies(
     signInThrottle: parts.access.signInThrottle,
     readiness: [
       { name: 'database', check: () => inbox.isWritable() },
-      { name: 'workers', check: parts.workersRunning },
+      // Running, and neither failing every pass (src/work/worker.ts): acknowledging what nothing applies is not ready.
+      { name: 'workers', check: () => parts.workersRunning() && !parts.workers.processor.failing() && !parts.workers.pusher.failing() },
       // Reported, never deciding: while the EMR or the service is down the receiver must keep taking
       // webhooks (the inbox is durable; the workers wait and retry). Probed at most every few seconds.
       // Not asked at all during a planned downtime: /readyz says `downtime`, until when and why.

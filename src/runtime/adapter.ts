@@ -18,6 +18,7 @@ import { createServiceClient } from '../service-client/client.ts';
 import { startTracing } from '../tracing/provider.ts';
 import { createDependencyStatus, observed, type DependencyStatus } from '../status/dependency-status.ts';
 import { createAdaptiveLimit, type AdaptiveLimit } from '../work/adaptive-limit.ts';
+import { createIntakePriority, type IntakePriority, timerLoopDelay, tickEvery } from '../work/intake-priority.ts';
 import { registerEmrCallsMetrics } from '../metrics/emr-calls-metrics.ts';
 import { createEmrDowntime, type EmrDowntime, registerEmrDowntimeMetric } from '../status/emr-downtime.ts';
 import { createReachability, NEIGHBOUR_PROBE } from '../status/readiness-probes.ts';
@@ -167,7 +168,8 @@ async function openInsideParts(b: Built, opts: StartAdapterOptions, undo: Undo) 
   undo.push(() => serviceClient.close());
   const service = createReachability(credentials.serviceUrl, NEIGHBOUR_PROBE.timeoutMs);
   undo.push(() => service.close());
-  const workers = buildWorkers(opts, { storage, clock, emr, serviceClient, metrics, emrDowntime: b.emrDowntime });
+  const intakeFirst = startIntakePriority(config, undo);
+  const workers = buildWorkers(opts, { storage, clock, emr, serviceClient, metrics, emrDowntime: b.emrDowntime, intakeFirst });
   undo.push(async () => {
     await workers.processor.stop();
     await workers.pusher.stop();
@@ -181,7 +183,19 @@ async function openInsideParts(b: Built, opts: StartAdapterOptions, undo: Undo) 
     databaseWritable: () => inbox.isWritable(),
   });
   registerWaitingMetrics(metrics, { clock, waiting: () => storage.processor.crosswalk.waiting() });
-  return { storage, inbox, credentials, service, workers, state: { workersRunning: false } };
+  return { storage, inbox, credentials, service, workers, intakeFirst, state: { workersRunning: false } };
+}
+
+/** Intake first (src/work/intake-priority.ts): the processor's events in flight follow the event loop's delay while webhooks arrive. */
+function startIntakePriority(config: Config, undo: Undo): IntakePriority {
+  const delays = timerLoopDelay();
+  const priority = createIntakePriority({ max: config.processor.concurrency, delays, now: () => performance.now() });
+  const stopTicking = tickEvery(priority);
+  undo.push(() => {
+    stopTicking();
+    delays.stop();
+  });
+  return priority;
 }
 
 /** Zero-configuration mode: the bundled simulator's clinic, key and subscription, pointed at this adapter. */

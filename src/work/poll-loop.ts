@@ -1,5 +1,6 @@
 // The timing of background work (./worker.ts builds every worker on it): runs one pass, pauses, runs the next.
-// A failed pass is logged and the loop goes on; stop() takes no new pass and waits for the one in flight,
+// A failed pass is logged and the loop goes on (failures in a row are counted: a worker whose every pass fails
+// makes the adapter not ready, src/work/worker.ts); stop() takes no new pass and waits for the one in flight,
 // which may ask stopping() to end early. wake() (work arrived: a notification from this replica or another)
 // cuts the pause short, or, during a pass, makes the next one follow at once; but a woken pass never starts
 // sooner than `wakeGapMs` after the last one ended, since at webhook rate every commit wakes the loop and a
@@ -17,6 +18,8 @@ export interface PollLoop {
   stopping(): boolean;
   /** Work arrived: the next pass starts now (during a pause), or as soon as the one in flight ends. Nothing before start(). */
   wake(): void;
+  /** Passes that failed in a row, up to the last one ended (0 once one ends well). */
+  failuresInARow(): number;
 }
 
 /** The shortest real-time gap between a pass and the next one a wake() starts, unless pauseMs is shorter. */
@@ -32,6 +35,7 @@ export function createPollLoop(opts: { pass: () => Promise<unknown>; pauseMs: nu
   let running: Promise<unknown> = Promise.resolve();
   /** When the last pass ended (performance.now()); the pause is real time, so this is too. */
   let lastEnd = -Infinity;
+  let failures = 0;
   const sinceLastEnd = () => performance.now() - lastEnd;
   function next(): void {
     timer = undefined;
@@ -39,7 +43,13 @@ export function createPollLoop(opts: { pass: () => Promise<unknown>; pauseMs: nu
     woken = false;
     running = opts
       .pass()
-      .catch((err: unknown) => opts.logger.error({ err: describeError(err) }, opts.failureMessage))
+      .then(
+        () => (failures = 0),
+        (err: unknown) => {
+          failures++;
+          opts.logger.error({ err: describeError(err), failuresInARow: failures }, opts.failureMessage);
+        },
+      )
       .finally(() => {
         lastEnd = performance.now();
         if (!stopping) timer = setTimeout(next, woken ? wakeGapMs : opts.pauseMs);
@@ -59,6 +69,7 @@ export function createPollLoop(opts: { pass: () => Promise<unknown>; pauseMs: nu
       await running;
     },
     stopping: () => stopping,
+    failuresInARow: () => failures,
     wake() {
       if (!started || stopping) return;
       if (timer === undefined) {

@@ -47,7 +47,15 @@ export interface Worker {
   wake(): void;
   /** True once stop() was called (until the next start): a pass in flight ends early. */
   stopping(): boolean;
+  /**
+   * True while its loop's last FAILING_AFTER passes all failed (a bug, the database gone): the adapter says it is
+   * not ready (/readyz), rather than go on acknowledging webhooks that nothing applies.
+   */
+  failing(): boolean;
 }
+
+/** Passes failed in a row that make a worker failing: one is a moment's trouble, three in a row are not. */
+export const FAILING_AFTER = 3;
 
 export function createWorker(spec: WorkerSpec): Worker {
   const recover = spec.recover ?? (async () => 0);
@@ -109,5 +117,6 @@ export function createWorker(spec: WorkerSpec): Worker {
     recover,
     wake: () => loop.wake(),
     stopping: () => loop.stopping(),
+    failing: () => loop.failuresInARow() >= FAILING_AFTER,
   };
 }

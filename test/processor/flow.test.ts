@@ -195,3 +195,24 @@ describe('processor flow against a slow EMR', () => {
     expect(await done).toBe(6);
   });
 });
+
+describe('processor flow while intake comes first', () => {
+  it('keeps no more events in flight than the limit allows now, and claims less, then fills the slots once it rises', async () => {
+    const q = fakeQueue(Array.from({ length: 40 }, (_, i) => claimed(i + 1)));
+    const h = gatedHandling();
+    let allowed = 1;
+    const done = runFlow(flowDeps({ queue: q.queue, handle: h.handle, concurrency: 8, limit: () => allowed }));
+    await settle();
+    expect(h.log).toEqual(['start 1']);
+    // Claimed ahead: 16 rounds of the one event allowed, not of the eight at most.
+    expect(q.commits[0]!.next?.limit).toBe(16);
+    await h.end(1);
+    expect(h.log.filter((l) => l.startsWith('start'))).toEqual(['start 1', 'start 2']);
+    allowed = 8;
+    await h.end(2);
+    expect(h.log.filter((l) => l.startsWith('start')).length).toBe(2 + 8);
+    for (let id = 3; id <= 40; id++) await h.end(id);
+    expect(await done).toBe(40);
+    expect(h.most()).toBe(8);
+  });
+});

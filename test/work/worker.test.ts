@@ -2,7 +2,7 @@
 // the first pass of each start, rounds that pass again at once while work is left, a wake source that cuts the
 // pause, runOnce() joining the round in flight, and stop() waiting for a round whoever started it.
 import { describe, expect, it } from 'vitest';
-import { createWorker, type PassResult, type WorkerSpec } from '../../src/work/worker.ts';
+import { createWorker, FAILING_AFTER, type PassResult, type WorkerSpec } from '../../src/work/worker.ts';
 import { captureLogger } from '../support/log-capture.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -150,5 +150,31 @@ describe('the worker', () => {
     expect(await round).toBe(1);
     expect(sawStopping).toBe(true);
     expect(passes).toBe(1);
+  });
+});
+
+describe('a worker whose passes fail', () => {
+  it('is failing once FAILING_AFTER passes in a row failed, and no longer once one ends well', async () => {
+    let broken = true;
+    let passes = 0;
+    const { worker: w } = worker({
+      pauseMs: 5,
+      pass: async () => {
+        passes++;
+        if (broken) throw new Error('no such table: processing');
+        return { done: 0, more: false };
+      },
+    });
+    w.start();
+    try {
+      await waitFor(() => passes >= FAILING_AFTER - 1 || undefined);
+      const before = passes;
+      await waitFor(() => w.failing() || undefined);
+      expect(passes).toBeGreaterThanOrEqual(Math.max(before, FAILING_AFTER));
+      broken = false;
+      await waitFor(() => !w.failing() || undefined);
+    } finally {
+      await w.stop();
+    }
   });
 });

@@ -1,0 +1,101 @@
+// Intake first: the processor's events in flight against the event loop's delay while webhooks arrive, and the
+// whole limit back once they stop. The delays and the time are the test's; tick() closes a window.
+import { describe, expect, it } from 'vitest';
+import { createIntakePriority, type IntakePriorityOptions, timerLoopDelay } from '../../src/work/intake-priority.ts';
+
+function priority(overrides: Partial<IntakePriorityOptions> = {}) {
+  let t = 0;
+  const late: number[] = [];
+  const p = createIntakePriority({
+    max: 32,
+    targetDelayMs: 5,
+    quietMs: 500,
+    delays: { takeMaxMs: () => late.shift() ?? 0 },
+    now: () => t,
+    ...overrides,
+  });
+  return {
+    p,
+    /** The next windows' delays (ms). */
+    late: (...ms: number[]) => late.push(...ms),
+    advance: (ms: number) => (t += ms),
+  };
+}
+
+describe('intake priority', () => {
+  it('allows the whole limit while no webhook arrives, however late the loop runs', () => {
+    const { p, late } = priority();
+    late(50, 80);
+    p.tick();
+    p.tick();
+    expect(p.limit()).toBe(32);
+    expect(p.lowered()).toBe(0);
+  });
+
+  it('halves the limit for each late window while webhooks arrive, down to the minimum and no further', () => {
+    const { p, late } = priority({ min: 2 });
+    p.webhook();
+    late(6, 6, 6, 6, 6, 6);
+    const seen = [];
+    for (let i = 0; i < 6; i++) {
+      p.tick();
+      seen.push(p.limit());
+    }
+    expect(seen).toEqual([16, 8, 4, 2, 2, 2]);
+    expect(p.lowered()).toBe(6);
+  });
+
+  it('gives back one event per window on time while webhooks go on arriving', () => {
+    const { p, late } = priority();
+    p.webhook();
+    late(20, 20, 20, 1, 1, 1);
+    for (let i = 0; i < 6; i++) p.tick();
+    expect(p.limit()).toBe(4 + 3);
+  });
+
+  it('takes the loop back at once when no webhook has come for quietMs', () => {
+    const { p, late, advance } = priority();
+    p.webhook();
+    late(20, 20, 20);
+    p.tick();
+    p.tick();
+    expect(p.limit()).toBe(8);
+    advance(499);
+    p.tick();
+    expect(p.limit()).toBe(4);
+    advance(1);
+    p.tick();
+    expect(p.limit()).toBe(32);
+  });
+
+  it('never allows more than the most, nor a minimum above it', () => {
+    const { p, late } = priority({ max: 3, min: 8 });
+    p.webhook();
+    late(1, 1, 30);
+    p.tick();
+    p.tick();
+    expect(p.limit()).toBe(3);
+    p.tick();
+    expect(p.limit()).toBe(3);
+  });
+});
+
+describe("the event loop's delay, as a timer sees it", () => {
+  it('reads a loop held for 60 ms as about 60 ms late, and the next window, once on time, as far less', async () => {
+    const delays = timerLoopDelay(2);
+    try {
+      await new Promise((r) => setTimeout(r, 20));
+      delays.takeMaxMs();
+      const until = performance.now() + 60;
+      while (performance.now() < until) {
+        // Holds the event loop, as a long turn of work would.
+      }
+      await new Promise((r) => setTimeout(r, 10));
+      expect(delays.takeMaxMs()).toBeGreaterThan(40);
+      await new Promise((r) => setTimeout(r, 30));
+      expect(delays.takeMaxMs()).toBeLessThan(40);
+    } finally {
+      delays.stop();
+    }
+  });
+});

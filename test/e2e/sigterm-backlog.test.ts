@@ -83,7 +83,7 @@ it('exits 0 on SIGTERM in the middle of a backlog, and once started again applie
     while (next < EVENTS) {
       const i = next++;
       const base = appointmentEventBody();
-      const body = {
+      const body: Record<string, unknown> = {
         ...base,
         appointment: { ...(base.appointment as object), serviceId: `apt_sigterm_${i}` },
         patient: { ...(base.patient as object), serviceId: `pat_sigterm_${i}` },

@@ -2,8 +2,10 @@
 // tables. Targets are checked here, never in timed tests (the machine is shared and noisy).
 // `npm run bench -- receiver` runs one part. Parts in OPT_IN run only when named.
 // receiver: wrk (a native load generator; set-up `apt-get install -y wrk`) against bare node:http, the
-// design's floor and `emr-bridge serve` (./receiver-wrk.ts). receiver-node: the earlier Node-driven one,
-// kept for its exact check of every acknowledged eventId. receiver-profile: serve's CPU profile under wrk.
+// design's floor and `emr-bridge serve` (./receiver-wrk.ts), then serve with the processor applying into the bundled
+// FHIR server beside it, against serve parked, with the processor's drain rates (./receiver-applying.ts; skipped with
+// BENCH_RECEIVER_PARKED_ONLY=1). receiver-node: the earlier Node-driven one, kept for its exact check of every
+// acknowledged eventId. receiver-profile: serve's CPU profile under wrk (BENCH_PROFILE_APPLYING=1: the processor at work).
 // receiver-postgres: serve on PostgreSQL (one and two replicas, fsync on) against serve on SQLite, under wrk
 // (./receiver-postgres.ts). The processor part runs the same workload on PostgreSQL with one and two processors.
 // hl7: the adapter on an HL7 v2 EMR (the bundled one) against a bare MLLP client, MDM documents, and memory
@@ -29,7 +31,7 @@ const benches: Record<string, Bench> = {
   receiver: benchReceiverWrk,
   'receiver-postgres': benchReceiverPostgres,
   'receiver-node': benchReceiver,
-  'receiver-profile': async () => (await import('./profile-serve.ts')).profileServe(),
+  'receiver-profile': async () => (await import('./profile-serve.ts')).profileServe({ applying: process.env.BENCH_PROFILE_APPLYING === '1' }),
   simulator: benchSimulatorDeliveries,
   processor: benchProcessor,
   pusher: benchPusher,

@@ -30,13 +30,13 @@ const LOOK_EVERY_MS = 250;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The neighbours an applying `serve` works against: the bundled FHIR server and a service that answers 200. */
-interface Neighbours {
+export interface Neighbours {
   fhir: Child;
   service: Child;
   stop(): Promise<void>;
 }
 
-async function startNeighbours(): Promise<Neighbours> {
+export async function startNeighbours(): Promise<Neighbours> {
   const fhir = await startChild(['bin/emr-bridge.js', 'fhir-server', '--port', '0'], { env: { LOG_LEVEL: 'silent' }, timeoutMs: 60_000 });
   const service = await startChild(['bin/run-ts.js', 'bench/support/bare-server.ts']).catch(async (err) => {
     await fhir.stop();
@@ -52,7 +52,7 @@ async function startNeighbours(): Promise<Neighbours> {
 }
 
 /** `serve`'s settings for an applying run: its EMR and service are `n`; the pusher sits still (it is not measured). */
-const applyingEnv = (n: Neighbours) => ({
+export const applyingEnv = (n: Neighbours) => ({
   FHIR_BASE_URL: n.fhir.url,
   SERVICE_BASE_URL: n.service.url,
   PROCESSOR_POLL_MS: undefined,

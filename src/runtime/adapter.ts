@@ -20,6 +20,7 @@ import { createDependencyStatus, observed, type DependencyStatus } from '../stat
 import { createAdaptiveLimit, type AdaptiveLimit } from '../work/adaptive-limit.ts';
 import { createIntakePriority, type IntakePriority, timerLoopDelay, tickEvery } from '../work/intake-priority.ts';
 import { registerEmrCallsMetrics } from '../metrics/emr-calls-metrics.ts';
+import { registerIntakePriorityMetrics } from '../metrics/intake-priority-metrics.ts';
 import { createEmrDowntime, type EmrDowntime, registerEmrDowntimeMetric } from '../status/emr-downtime.ts';
 import { createReachability, NEIGHBOUR_PROBE } from '../status/readiness-probes.ts';
 import { appDependencies, buildAdminAccess, buildWorkers, connectEmrInbound, createUndoStack, type Credentials } from './adapter-parts.ts';
@@ -169,6 +170,7 @@ async function openInsideParts(b: Built, opts: StartAdapterOptions, undo: Undo) 
   const service = createReachability(credentials.serviceUrl, NEIGHBOUR_PROBE.timeoutMs);
   undo.push(() => service.close());
   const intakeFirst = startIntakePriority(config, undo);
+  registerIntakePriorityMetrics(metrics.registry, intakeFirst);
   const workers = buildWorkers(opts, { storage, clock, emr, serviceClient, metrics, emrDowntime: b.emrDowntime, intakeFirst });
   undo.push(async () => {
     await workers.processor.stop();

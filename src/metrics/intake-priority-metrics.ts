@@ -7,7 +7,7 @@ import type { IntakePriority } from '../work/intake-priority.ts';
 export function registerIntakePriorityMetrics(registry: Registry, priority: Pick<IntakePriority, 'limit' | 'lowered'>): void {
   new Gauge({
     name: 'emr_bridge_processor_events_allowed',
-    help: 'Events the processor may have in flight now: PROCESSOR_CONCURRENCY, fewer while webhooks arrive and the event loop runs late (intake first).',
+    help: 'Events the processor may have in flight now: PROCESSOR_CONCURRENCY, fewer while webhooks queue and the event loop runs late (intake first).',
     registers: [registry],
     collect() {
       this.set(priority.limit());
@@ -16,7 +16,7 @@ export function registerIntakePriorityMetrics(registry: Registry, priority: Pick
   let seen = 0;
   new Counter({
     name: 'emr_bridge_processor_gave_way_total',
-    help: 'Windows of 50 ms in which the processor lowered its events in flight, webhooks arriving and the event loop late.',
+    help: 'Windows of 50 ms in which the processor lowered its events in flight, webhooks queueing and the event loop late.',
     registers: [registry],
     collect() {
       const now = priority.lowered();

@@ -26,7 +26,7 @@ export interface FlowDeps {
   /** The most events in flight… */
   concurrency: number;
   /**
-   * …and how many now, when less (intake first, src/work/intake-priority.ts: fewer while webhooks arrive and the
+   * …and how many now, when less (intake first, src/work/intake-priority.ts: fewer while webhooks queue and the
    * event loop runs late). Claims follow it too, so that a commit's claim is no longer a turn than the events'.
    */
   limit?: () => number;

@@ -51,7 +51,7 @@ export interface ProcessorDeps {
   coordination?: Pick<Coordination, 'onWork'>;
   /**
    * Events in flight allowed now, at most PROCESSOR_CONCURRENCY (intake first, src/work/intake-priority.ts: fewer
-   * while webhooks arrive); the inbox rows taken in at a time follow it. Without it, always the most.
+   * while webhooks queue); the inbox rows taken in at a time follow it. Without it, always the most.
    */
   limit?: () => number;
 }

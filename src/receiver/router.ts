@@ -19,8 +19,11 @@ export const WEBHOOK_PATH = '/webhooks/service';
 /** What the receiver takes: the inbox, and what an oversized webhook's path takes too (./quarantine-intake.ts). */
 export interface ReceiverDeps extends OversizedDeps {
   inbox: Inbox;
-  /** Told of every webhook as it arrives: while they come, the processor gives way (src/work/intake-priority.ts). */
-  arrived?: () => void;
+  /**
+   * Told of every webhook as it arrives, and (through what it returns) once it is answered: while they queue, the
+   * processor gives way (src/work/intake-priority.ts).
+   */
+  arrived?: () => () => void;
 }
 
 class PayloadTooLargeError extends AppError {
@@ -69,14 +72,23 @@ const DUPLICATE_ANSWERED = Object.freeze({ 'http.response.status_code': 200, 'em
 
 function webhookHandler(deps: ReceiverDeps): (ctx: Context) => Promise<void> {
   const receive = receiveWebhook(deps);
-  return (ctx) =>
+  const handle = (ctx: Context) =>
     inSpan(SPAN_NAMES.webhook, RECEIPT, (scope) => receive(ctx, scope), { kind: 'server', parent: incomingTraceparent(ctx.req.headers.traceparent) });
+  const { arrived } = deps;
+  if (!arrived) return handle;
+  return async (ctx) => {
+    const answered = arrived();
+    try {
+      await handle(ctx);
+    } finally {
+      answered();
+    }
+  };
 }
 
 function receiveWebhook(deps: ReceiverDeps): (ctx: Context, span: SpanScope) => Promise<void> {
   return async (ctx, span) => {
     const started = performance.now();
-    deps.arrived?.();
     let body: Buffer;
     try {
       body = await readBody(ctx.req, deps.maxBodyBytes);

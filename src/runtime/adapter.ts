@@ -188,7 +188,7 @@ async function openInsideParts(b: Built, opts: StartAdapterOptions, undo: Undo) 
   return { storage, inbox, credentials, service, workers, intakeFirst, state: { workersRunning: false } };
 }
 
-/** Intake first (src/work/intake-priority.ts): the processor's events in flight follow the event loop's delay while webhooks arrive. */
+/** Intake first (src/work/intake-priority.ts): the processor's events in flight follow the event loop's delay while webhooks queue. */
 function startIntakePriority(config: Config, undo: Undo): IntakePriority {
   const delays = timerLoopDelay();
   const priority = createIntakePriority({ max: config.processor.concurrency, delays, now: () => performance.now() });

@@ -27,7 +27,9 @@ export interface ReceiverFixture {
   close(): Promise<void>;
 }
 
-export function receiverFixture(opts: { db?: Db; logger?: Logger; maxBodyBytes?: number; probeIntervalMs?: number } = {}): ReceiverFixture {
+export function receiverFixture(
+  opts: { db?: Db; logger?: Logger; maxBodyBytes?: number; probeIntervalMs?: number; arrived?: () => () => void } = {},
+): ReceiverFixture {
   const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-receiver-'));
   const db = opts.db ?? openDatabase({ path: join(dir, 'adapter.db'), migrationsDir: ADAPTER_MIGRATIONS });
   const clock = createManualClock();
@@ -44,6 +46,7 @@ export function receiverFixture(opts: { db?: Db; logger?: Logger; maxBodyBytes?:
     secrets: () => [TEST_SECRET],
     toleranceSeconds: 300,
     maxBodyBytes: opts.maxBodyBytes ?? 256 * 1024,
+    ...(opts.arrived ? { arrived: opts.arrived } : {}),
   });
   const app = createApp({
     logger,

@@ -3,7 +3,6 @@
 // in that EMR; /readyz reports the EMR (its port's ping) and the service, while only the database and the
 // workers decide whether it answers 200, so an EMR or service outage never stops the receiver.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,7 @@ import { parseConfig } from '../../src/config.ts';
 import { createMemoryEmr } from '../../src/emr/memory/index.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { startAdapter } from '../../src/runtime/adapter.ts';
-import { json } from '../support/stack.ts';
+import { json, threeFreePorts } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
 import { quietAdapterConfig } from '../support/quiet-adapter.ts';
 
@@ -25,26 +24,6 @@ function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-own-emr-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
-}
-
-const listen = (port: number) =>
-  new Promise<Server | undefined>((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(undefined));
-    s.listen(port, '127.0.0.1', () => resolve(s));
-  });
-const closeServer = (s: Server) => new Promise<void>((r) => s.close(() => r()));
-
-/** A PORT whose PORT+1 and PORT+2 are free too (where zero-configuration mode puts the simulator and the FHIR server). */
-async function threeFreePorts(): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const first = await listen(0);
-    const port = (first!.address() as { port: number }).port;
-    const rest = [await listen(port + 1), await listen(port + 2)];
-    await Promise.all([first!, ...rest].filter((s): s is Server => s !== undefined).map(closeServer));
-    if (rest.every(Boolean)) return port;
-  }
-  throw new Error('no three consecutive free ports');
 }
 
 const refusesConnections = (port: number) =>

@@ -11,7 +11,7 @@ import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts'
 import { bundledStatePath, readBundledState } from '../../src/runtime/bundled-state.ts';
 import { ROOT } from '../../bench/support/child.ts';
 import { runCli } from '../support/cli.ts';
-import { freePort, json } from '../support/stack.ts';
+import { json, threeFreePorts } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
 import { startZeroConfigAdapter } from '../support/zero-config-adapter.ts';
 
@@ -77,7 +77,7 @@ describe('a bundled.json written before secrets were followed', () => {
   it('is read as a list, and one holding a retired secret is brought up to date at start', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'emr-bridge-rotation-'));
     // The same port after the restart: the subscription (and its webhook URL) is reused, not made anew.
-    const config = parseConfig({ PORT: String(await freePort()), DATA_DIR: dir, PUSHER_SCAN_CRON: '0 0 1 1 *' });
+    const config = parseConfig({ PORT: String(await threeFreePorts()), DATA_DIR: dir, PUSHER_SCAN_CRON: '0 0 1 1 *' });
     try {
       let adapter = await startAdapter({ config, logger: silentLogger() });
       const { subscriptionId } = readBundledState(dir).credentials!;

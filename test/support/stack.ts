@@ -3,7 +3,7 @@
 // there, wired by a clinic, a key and a subscription. The adapter's clock follows the simulator's, so
 // moving the simulator's clock keeps webhook timestamps fresh for the receiver.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock, type Clock } from '../../src/clock.ts';
@@ -25,6 +25,28 @@ export function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * A PORT whose PORT+1 and PORT+2 are free too, held for a moment each (zero-configuration mode puts the simulator
+ * and the FHIR server there): freePort() alone left them to chance, and a busy run found one taken (EADDRINUSE).
+ */
+export async function threeFreePorts(): Promise<number> {
+  const listen = (port: number) =>
+    new Promise<Server | undefined>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(undefined));
+      s.listen(port, '127.0.0.1', () => resolve(s));
+    });
+  const close = (s: Server) => new Promise<void>((r) => s.close(() => r()));
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const first = (await listen(0))!;
+    const port = (first.address() as { port: number }).port;
+    const rest = [await listen(port + 1), await listen(port + 2)];
+    await Promise.all([first, ...rest].filter((s): s is Server => s !== undefined).map(close));
+    if (rest.every(Boolean)) return port;
+  }
+  throw new Error('no three consecutive free ports');
 }
 
 /** JSON calls to the simulator, the adapter and the FHIR server. */

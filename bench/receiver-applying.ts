@@ -18,7 +18,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Child, startChild } from './support/child.ts';
-import { cpuSeconds, deliveriesFor, inboxProblems, loadOnce, SECONDS, startServer, WARMUP_DELIVERIES, WARMUP_SECONDS } from './receiver-wrk.ts';
+import {
+  cpuSeconds,
+  deliveriesFor,
+  inboxCounts,
+  inboxProblems,
+  loadOnce,
+  median,
+  SECONDS,
+  startServer,
+  WARMUP_DELIVERIES,
+  WARMUP_SECONDS,
+} from './receiver-wrk.ts';
 import type { WrkResult } from './wrk/run-wrk.ts';
 
 /** How long a drain rate is measured: once intake stopped, and with intake parked (after DRAIN_WARMUP_SECONDS). */
@@ -97,12 +108,11 @@ async function drainRate(reader: ReturnType<typeof progressReader>, from: Progre
 
 /** After `serve` stopped: the appointments applied against the FHIR server's, and the inbox against wrk's 2xx. */
 async function checkApplied(dbPath: string, fhirUrl: string, runs: WrkResult[]): Promise<{ applied: number; problems: string[] }> {
+  const { problems } = runs.length ? inboxProblems(inboxCounts(dbPath), runs) : { problems: [] as string[] };
   const db = new Database(dbPath, { readonly: true });
-  const { rows, ids } = db.prepare('SELECT count(*) AS rows, count(DISTINCT event_id) AS ids FROM inbox_events').get() as { rows: number; ids: number };
   const applied = db.prepare("SELECT count(*) FROM processing WHERE state = 'applied' AND entity_key LIKE 'appointment:%'").pluck().get() as number;
   const dead = db.prepare("SELECT count(*) FROM processing WHERE state = 'dead'").pluck().get() as number;
   db.close();
-  const { problems } = runs.length ? inboxProblems({ rows, ids }, runs) : { problems: [] as string[] };
   const res = await fetch(`${fhirUrl}/Appointment?_summary=count`);
   const inEmr = ((await res.json()) as { total: number }).total;
   if (inEmr > applied) problems.push(`${inEmr - applied} appointments in the EMR that were not marked applied (or applied twice)`);
@@ -214,20 +224,11 @@ async function underWrk(
     const run = await wrk;
     reader.close();
     await stopServe(child, 'serve under wrk');
-    const { problems } = during ? { problems: [] } : inboxProblems(readInbox(dbPath!), [warm, run]);
+    const { problems } = during ? { problems: [] } : inboxProblems(inboxCounts(dbPath!), [warm, run]);
     return { warm, run, cpuUsPerRequest: (cpu * 1e6) / Math.max(1, run.requests), problems };
   } finally {
     reader.close();
     await child.stop('SIGKILL');
-  }
-}
-
-function readInbox(dbPath: string): { rows: number; ids: number } {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    return db.prepare('SELECT count(*) AS rows, count(DISTINCT event_id) AS ids FROM inbox_events').get() as { rows: number; ids: number };
-  } finally {
-    db.close();
   }
 }
 
@@ -256,11 +257,6 @@ export async function applyingRound(round: number, bare: number): Promise<Applyi
   }
   return { round, bare, parked: parked!, applying: applying! };
 }
-
-const med = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 /** The rows: per round, the parked run and the applying one side by side; then the targets on the medians. */
 export function applyingRows(rounds: ApplyingRound[]): { rows: Record<string, string | number>[]; ok: boolean } {
@@ -295,15 +291,15 @@ export function applyingRows(rounds: ApplyingRound[]): { rows: Record<string, st
       inbox: applying.problems.join('; ') || `ok (${applying.applied} appointments applied, each once)`,
     });
   }
-  const p99 = med(rounds.map((r) => r.applying.run.p99ms));
-  const toBare = med(rounds.map((r) => r.applying.run.rps / r.bare));
-  const toParked = med(rounds.map((r) => r.applying.run.rps / r.parked.run.rps));
-  const drain = med(rounds.map((r) => r.applying.drainAfter / r.parked.drainRate));
+  const p99 = median(rounds.map((r) => r.applying.run.p99ms));
+  const toBare = median(rounds.map((r) => r.applying.run.rps / r.bare));
+  const toParked = median(rounds.map((r) => r.applying.run.rps / r.parked.run.rps));
+  const drain = median(rounds.map((r) => r.applying.drainAfter / r.parked.drainRate));
   const met = p99 <= 25 && toBare >= 0.15 && toParked >= 0.5 && drain >= 0.9;
   rows.push({
     round: 'median',
     server: 'applying: targets (p99 <= 25, >= 0.15 bare, >= 0.5 parked; drain after >= 0.9 parked)',
-    'req/s': Math.round(med(rounds.map((r) => r.applying.run.rps))),
+    'req/s': Math.round(median(rounds.map((r) => r.applying.run.rps))),
     'p99 ms': p99.toFixed(2),
     '/bare': toBare.toFixed(2),
     '/floor': `${toParked.toFixed(2)} of parked`,

@@ -218,12 +218,20 @@ async function measure(kind: ServerKind, round: number): Promise<Measurement> {
   }
 }
 
+/** The inbox's rows and distinct eventIds, read once the server has stopped. */
+export function inboxCounts(dbPath: string): { rows: number; ids: number } {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    return db.prepare('SELECT count(*) AS rows, count(DISTINCT event_id) AS ids FROM inbox_events').get() as { rows: number; ids: number };
+  } finally {
+    db.close();
+  }
+}
+
 /** After the server stopped: every acknowledged event is in inbox_events, none twice, none that was never sent. */
 function checkInbox(dbPath: string, runs: WrkResult[]): NonNullable<Measurement['inbox']> {
-  const db = new Database(dbPath, { readonly: true });
-  const { rows, ids } = db.prepare('SELECT count(*) AS rows, count(DISTINCT event_id) AS ids FROM inbox_events').get() as { rows: number; ids: number };
-  db.close();
-  return { rows, ...inboxProblems({ rows, ids }, runs) };
+  const counts = inboxCounts(dbPath);
+  return { rows: counts.rows, ...inboxProblems(counts, runs) };
 }
 
 /** Against wrk's runs: every acknowledged event stored, none twice, none that was never sent. */

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
 import { appointmentEventBody, signedWebhook } from '../support/webhooks.ts';
-import { type BrowserStack, signIn, startBrowserStack } from './support/browser-stack.ts';
+import { type BrowserStack, signIn, startBrowserStack, text } from './support/browser-stack.ts';
 
 let b: BrowserStack;
 let operator: { context: BrowserContext; page: Page; errors: string[] };
@@ -33,7 +33,6 @@ interface DeadMapping {
 }
 
 const deadMappings = async () => (await b.admin<{ mappings: DeadMapping[] }>('GET', '/dead-letters?limit=500')).body.mappings;
-const text = async (page: Page, selector: string) => (await page.locator(selector).textContent())?.trim();
 
 /** Webhooks the receiver acknowledged as new (stored), from its own metric, every event type. */
 async function acknowledged(): Promise<number> {

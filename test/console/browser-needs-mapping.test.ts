@@ -18,7 +18,7 @@ import { silentLogger } from '../../src/logger.ts';
 import { startAdapter, type RunningAdapter } from '../../src/runtime/adapter.ts';
 import { quietAdapterConfig } from '../support/quiet-adapter.ts';
 import { waitFor } from '../support/wait.ts';
-import { signIn as signInThroughForm } from './support/browser-stack.ts';
+import { signIn as signInThroughForm, text, untilNoneWaiting } from './support/browser-stack.ts';
 import { appointmentEventBody, signedWebhook } from '../support/webhooks.ts';
 
 const ADMIN = 'needs-mapping-admin-token-0001';
@@ -55,7 +55,6 @@ afterAll(async () => {
 });
 
 const consoleUrl = (path = '') => `${adapter.url}/console${path}`;
-const text = async (page: Page, selector: string) => (await page.locator(selector).textContent())?.trim();
 
 /** Signed in through the form; the page's own refusals (422) are provoked on purpose. */
 const signIn = (token: string) => signInThroughForm({ browser, console: consoleUrl() }, token, undefined, /status of 4\d\d/);
@@ -138,14 +137,7 @@ describe('the Needs mapping page in a browser', () => {
   it('the appointments are applied and the waiting count on the overview falls to 0', async () => {
     await waitFor(() => emr.appointments().length === 3 || undefined, 10_000);
     const { page } = operator;
-    await waitFor(
-      async () => {
-        await page.goto(consoleUrl());
-        return (await text(page, '#waiting-count')) === '0' || undefined;
-      },
-      10_000,
-      200,
-    );
+    await untilNoneWaiting(page, consoleUrl());
     await expect(page.locator('#waiting-age').count()).resolves.toBe(0);
     const audit = await fetch(`${adapter.url}/admin/audit?action=crosswalk.map`, { headers: { authorization: `Bearer ${ADMIN}` } });
     const entries = ((await audit.json()) as { entries: { actor: string; door: string; targets: string[]; outcome: string }[] }).entries;

@@ -12,7 +12,7 @@ import { SAMPLES_DIR } from '../../src/paths.ts';
 import { adapterFhirReader } from '../support/fhir-client.ts';
 import { json } from '../support/stack.ts';
 import { waitFor } from '../support/wait.ts';
-import { signIn } from './support/browser-stack.ts';
+import { signIn, text, untilNoneWaiting } from './support/browser-stack.ts';
 import { startZeroConfigAdapter } from '../support/zero-config-adapter.ts';
 
 type Booked = { serviceId: string; appointment: { startsAt: string }; doctor: { serviceId: string } };
@@ -46,7 +46,6 @@ afterAll(async () => {
 });
 
 const consoleUrl = (path = '') => `${running.adapter.url}/console${path}`;
-const text = async (page: Page, selector: string) => (await page.locator(selector).textContent())?.trim();
 const waitingEvents = async () =>
   (
     await json<{ events: unknown[] }>('GET', `${running.adapter.url}/admin/events?state=waiting`, undefined, {
@@ -102,14 +101,7 @@ describe('the vendor demo in a browser', () => {
     await fhir.close();
 
     const { page } = operator;
-    await waitFor(
-      async () => {
-        await page.goto(consoleUrl());
-        return (await text(page, '#waiting-count')) === '0' || undefined;
-      },
-      10_000,
-      200,
-    );
+    await untilNoneWaiting(page, consoleUrl());
     await page.goto(consoleUrl('/needs-mapping'));
     await expect(text(page, '#no-unmapped')).resolves.toBe('Nothing needs mapping.');
     expect(operator.errors).toEqual([]);

@@ -2,7 +2,6 @@
 // is still there when the signal comes): it exits 0 with the events in flight finished or handed back, and `serve`
 // started again on the same data folder applies the rest. Every acknowledged event ends applied, each appointment
 // is in the EMR once, and nothing is applied twice (the FHIR server holds as many appointments as were booked).
-import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,14 +21,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The service's mapping API as far as the processor uses it: 200 to every PUT. */
+/** The service's mapping API as far as the processor uses it: the benchmarks' bare node:http, 200 to every call. */
 async function serviceStandIn(): Promise<string> {
-  const server: Server = createServer((req, res) => {
-    req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  closers.push(() => new Promise((r) => server.close(r)));
-  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const service = await startChild(['bin/run-ts.js', 'bench/support/bare-server.ts']);
+  closers.push(() => service.stop('SIGKILL'));
+  return service.url;
 }
 
 async function serve(env: Record<string, string>): Promise<Child> {

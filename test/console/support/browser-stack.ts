@@ -117,3 +117,18 @@ export async function makeFailedDocument(b: BrowserStack): Promise<string> {
   await b.s.simPost('/_sim/faults', {});
   return externalId;
 }
+
+/** An element's text, trimmed (undefined when it has none). */
+export const text = async (page: Page, selector: string) => (await page.locator(selector).textContent())?.trim();
+
+/** Reloads the console's overview (`overviewUrl`) until its "Waiting for a mapping" count is 0. */
+export async function untilNoneWaiting(page: Page, overviewUrl: string): Promise<void> {
+  await waitFor(
+    async () => {
+      await page.goto(overviewUrl);
+      return (await text(page, '#waiting-count')) === '0' || undefined;
+    },
+    10_000,
+    200,
+  );
+}
